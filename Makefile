@@ -1,0 +1,160 @@
+# GEMM, step by step. `make help` lists the targets.
+#
+# Every step is steps/NN_name/kernel.cu (GPU) or kernel.c (CPU); it builds to
+# build/stepNN, linked with the shared harness in common/. New steps are picked
+# up from the directory names: nothing here lists them.
+
+BUILD := build
+OBJ   := $(BUILD)/obj
+
+# ---------------------------------------------------------------- toolchain
+CC    ?= cc
+NVCC  ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+
+# GPU architecture: ARCH=sm_80 overrides; else the present GPU's; else sm_90.
+# The PTX is embedded too, so a newer GPU can still run the build.
+ifeq ($(origin ARCH),undefined)
+  GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+  ARCH := sm_$(if $(GPU_CC),$(GPU_CC),90)
+endif
+SM := $(patsubst sm_%,%,$(ARCH))
+GENCODE := -gencode arch=compute_$(SM),code=[sm_$(SM),compute_$(SM)]
+
+CFLAGS   ?= -O2
+override CFLAGS += -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Icommon -MMD -MP
+NVFLAGS  ?= -O3
+override NVFLAGS += -std=c++20 $(GENCODE) -Icommon -MMD -MP --Werror all-warnings \
+            -Xcompiler -Wall,-Wextra
+LDFLAGS  ?=
+NVLDFLAGS ?=
+LDLIBS_GPU := -lcublas -lm
+LDLIBS_CPU := -lopenblas -lm
+
+# ---------------------------------------------------------------- sources
+HOST_SRC := common/cli.c common/error.c common/matrix.c common/report.c common/timing.c \
+            common/verify.c
+GPU_SRC  := common/gpu.cu common/backend_gpu.cu
+CPU_SRC  := common/backend_cpu.c common/reference_cpu.c
+
+HOST_OBJ := $(HOST_SRC:%.c=$(OBJ)/%.o)
+MAIN_OBJ := $(OBJ)/common/main.o
+GPU_OBJ  := $(GPU_SRC:%.cu=$(OBJ)/%.o)
+CPU_OBJ  := $(CPU_SRC:%.c=$(OBJ)/%.o)
+
+STEP_DIRS := $(sort $(wildcard steps/[0-9][0-9]_*))
+GPU_STEP_DIRS := $(patsubst %/kernel.cu,%,$(wildcard $(addsuffix /kernel.cu,$(STEP_DIRS))))
+CPU_STEP_DIRS := $(patsubst %/kernel.c,%,$(wildcard $(addsuffix /kernel.c,$(STEP_DIRS))))
+step_num = $(firstword $(subst _, ,$(notdir $(1))))
+STEP_BINS := $(foreach d,$(STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
+TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
+
+.PHONY: all steps tests test sanitize diff sass regs profile clean help FORCE
+all: steps $(BUILD)/peak tests
+
+steps: $(STEP_BINS)
+tests: $(TEST_BINS)
+
+# `make step07` builds build/step07.
+step%: $(BUILD)/step% ;
+
+# ---------------------------------------------------------------- rules
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OBJ)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+# OpenMP and -march are the CPU steps' business: their kernel objects get them.
+$(foreach d,$(CPU_STEP_DIRS),$(OBJ)/$(d)/kernel.o): override CFLAGS += -O3 -fopenmp
+
+define GPU_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) $$^ -o $$@ $(LDLIBS_GPU)
+endef
+define CPU_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(CPU_OBJ)
+	$(CC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU)
+endef
+$(foreach d,$(GPU_STEP_DIRS),$(eval $(call GPU_STEP_RULE,$(d))))
+$(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
+
+# The device's measured FP32 FMA peak and memory bandwidth (step 00's second program).
+$(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
+
+# Unit tests of common/: host code only, no GPU needed.
+$(BUILD)/test_verify: $(OBJ)/tests/test_verify.o $(HOST_OBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ -lm
+$(BUILD)/test_cli: $(OBJ)/tests/test_cli.o $(HOST_OBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ -lm
+$(BUILD)/test_reference: $(OBJ)/tests/test_reference.o $(HOST_OBJ) $(OBJ)/common/reference_cpu.o
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_CPU)
+
+# ---------------------------------------------------------------- tests
+# The README's test command. Ends with "N passed, N failed"; non-zero on failure.
+test: all
+	@tests/run.sh
+
+# compute-sanitizer over the GPU steps (needs a GPU), ASan/UBSan over the host code.
+sanitize: all
+	@tests/sanitize.sh
+
+# ---------------------------------------------------------------- reading a step
+# STEP=07 names steps/07_*; the helpers below find its directory and the previous one.
+STEP_DIR = $(firstword $(wildcard steps/$(STEP)_*))
+PREV_DIR = $(lastword $(filter-out $(STEP_DIR),$(foreach d,$(STEP_DIRS),$(if $(filter $(STEP_DIR),$(firstword $(sort $(d) $(STEP_DIR)))),,$(d)))))
+
+need-step:
+	@test -n "$(STEP)" || { echo "error: say which step, e.g. make $(MAKECMDGOALS) STEP=01"; exit 2; }
+	@test -n "$(STEP_DIR)" || { echo "error: no step $(STEP) under steps/"; exit 2; }
+.PHONY: need-step
+
+# The lesson as a diff: this step's kernel against the previous step's.
+# A step that starts a new part (CPU after GPU, say) has no previous step to diff against.
+diff: need-step
+	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(PREV_DIR)/kernel.c* 2>/dev/null); \
+	if [ -z "$(PREV_DIR)" ]; then echo "$(STEP_DIR) is the first step: nothing to diff against"; \
+	elif [ "$${cur##*.}" != "$${prev##*.}" ]; then \
+	    echo "$(STEP_DIR) starts a new part ($$prev is another kind of step): nothing to diff against"; \
+	else diff -u $$prev $$cur || true; fi
+
+# The step's machine code (needs cuobjdump, which comes with the full CUDA toolkit).
+sass: need-step
+	@if ! command -v cuobjdump >/dev/null 2>&1; then \
+	    echo "make sass: cuobjdump is not installed here (it comes with the full CUDA toolkit); nothing to show"; \
+	elif [ ! -f $(STEP_DIR)/kernel.cu ]; then echo "make sass: $(STEP_DIR) is a CPU step; try objdump -d"; \
+	else $(MAKE) --no-print-directory $(OBJ)/$(STEP_DIR)/kernel.o && cuobjdump -sass $(OBJ)/$(STEP_DIR)/kernel.o; fi
+
+# Registers, shared memory, stack and spills per kernel, from ptxas.
+regs: need-step
+	@if [ ! -f $(STEP_DIR)/kernel.cu ]; then echo "make regs: $(STEP_DIR) is a CPU step"; \
+	else $(NVCC) $(NVFLAGS) --resource-usage -c $(STEP_DIR)/kernel.cu -o /dev/null 2>&1 \
+	    | grep -v '^$$' | sed -e 's/^ptxas info *: //'; fi
+
+# Hardware counters of one 4096^3 run (needs ncu and a GPU).
+profile: need-step
+	@if ! command -v ncu >/dev/null 2>&1; then \
+	    echo "make profile: ncu (Nsight Compute) is not installed here; nothing to profile"; \
+	else $(MAKE) --no-print-directory $(BUILD)/step$(STEP) && \
+	    ncu --clock-control none --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
+	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make step07          build build/step07 (any step number)"
+	@echo "make all             every step, build/peak and the unit tests"
+	@echo "make test            build everything and run every test this machine can run"
+	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the tests"
+	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"
+	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
+	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"
+	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU)"
+	@echo "make clean           remove build/"
+	@echo "ARCH=sm_80           build for another GPU (default: the present GPU's, else sm_90)"
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -1,0 +1,76 @@
+/**
+ * @file
+ * @brief What main() needs from the device side: a GPU backend (backend_gpu.cu)
+ * or a CPU backend (backend_cpu.c). A step links exactly one of them.
+ *
+ * main() owns the host buffers (inputs in the step's precision, the result,
+ * the reference) and the verification; a backend moves data, runs the step
+ * and the baseline, times them, and computes the double-precision reference.
+ */
+#ifndef GEMM_BACKEND_H
+#define GEMM_BACKEND_H
+
+#include <stddef.h>
+
+#include "step.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One GEMM call: the shape, the leading dimensions, the scalars as the kernel sees them. */
+struct problem {
+    int m, n, k;
+    long long lda, ldb, ldc;
+    double alpha, beta; /**< already rounded to the step's precision */
+};
+
+/** What the backend tells about the machine. */
+struct backend_info {
+    char device[256];        /**< e.g. "NVIDIA H200" (no commas: it goes into CSV) */
+    char details[192];       /**< one line for the banner: capability, SMs, memory */
+    const char *baseline;    /**< e.g. "cuBLAS SGEMM" */
+    double device_memory;    /**< bytes the device can still allocate (0 for CPU steps) */
+};
+
+/** Which code a timing loop runs. */
+typedef enum { RUN_STEP, RUN_BASELINE } run_kind;
+
+/**
+ * Find and set up the device. Prints one line and exits EXIT_RUNTIME when
+ * there is none, EXIT_UNSUPPORTED when it cannot run @p st.
+ */
+void backend_init(const struct step *st, struct backend_info *info);
+
+/** Bytes the backend will allocate for @p p, on the host (beyond main's) and on the device. */
+void backend_memory(const struct step *st, const struct problem *p, int check,
+                    double *host_bytes, double *device_bytes);
+
+/** Take the inputs (host arrays in the step's precision, ld-strided) for the next calls. */
+void backend_load(const struct step *st, const struct problem *p, const void *A, const void *B,
+                  const void *C0);
+
+/**
+ * Run the step once on C = C0 (or on C filled with NaN when beta == 0) and
+ * copy the result (all ldc x n elements) into the host array @p C_out.
+ */
+void backend_run_checked(const struct step *st, const struct problem *p, void *C_out);
+
+/** The reference alpha*A*B + beta*C0 and |A||B|, in double, leading dimension m. */
+void backend_reference(const struct step *st, const struct problem *p, double *ref, double *absab);
+
+/** Run @p what @p warmup times untimed, then @p reps times, each time into @p ms. */
+void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup,
+                  int reps, double *ms);
+
+/** Free what backend_load allocated. */
+void backend_unload(void);
+
+/** Release the device. */
+void backend_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

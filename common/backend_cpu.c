@@ -1,0 +1,131 @@
+/**
+ * @file
+ * @brief The CPU backend: the step and OpenBLAS DGEMM on host buffers, timed
+ * with a monotonic clock; the reference from reference_cpu.c.
+ */
+#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN) */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "error.h"
+#include "matrix.h"
+#include "reference_cpu.h"
+#include "timing.h"
+
+static struct {
+    const double *A, *B, *C0; /* main()'s host arrays */
+    double *C;                /* the step's output buffer, ldc x n */
+} h;
+
+/* The CPU's model name from /proc/cpuinfo, or "CPU" where there is none. */
+static void cpu_name(char *out, size_t len)
+{
+    snprintf(out, len, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            snprintf(out, len, "%s", colon + 2);
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+    for (char *c = out; *c; ++c) /* the name goes into a CSV field */
+        if (*c == ',')
+            *c = ' ';
+}
+
+void backend_init(const struct step *st, struct backend_info *info)
+{
+    if (st->precision != PRECISION_FP64)
+        die(EXIT_RUNTIME, "the CPU harness runs FP64 steps only");
+    cpu_name(info->device, sizeof info->device);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(info->details, sizeof info->details, "%ld cores online, AVX-512 %s, AVX2 %s", cores,
+             __builtin_cpu_supports("avx512f") ? "yes" : "no",
+             __builtin_cpu_supports("avx2") ? "yes" : "no");
+    info->baseline = "OpenBLAS DGEMM";
+    info->device_memory = 0.0;
+}
+
+void backend_memory(const struct step *st, const struct problem *p, int check, double *host_bytes,
+                    double *device_bytes)
+{
+    (void)st;
+    *device_bytes = 0.0;
+    *host_bytes = sizeof(double) * (double)p->ldc * p->n; /* the step's C */
+    if (check && (long long)p->m * p->n * p->k > REFERENCE_LOOP_MAX_MNK) /* |A|, |B| for OpenBLAS */
+        *host_bytes += sizeof(double) * ((double)p->m * p->k + (double)p->k * p->n);
+}
+
+void backend_load(const struct step *st, const struct problem *p, const void *A, const void *B,
+                  const void *C0)
+{
+    (void)st;
+    h.A = A;
+    h.B = B;
+    h.C0 = C0;
+    size_t bytes = (size_t)p->ldc * p->n * sizeof(double);
+    h.C = host_alloc(bytes, "C");
+    memcpy(h.C, C0, bytes); /* padding rows included */
+}
+
+void backend_unload(void)
+{
+    host_free(h.C);
+    h.C = NULL;
+}
+
+static void run_once(const struct step *st, const struct problem *p, run_kind what)
+{
+    if (what == RUN_STEP)
+        st->dgemm(p->m, p->n, p->k, p->alpha, h.A, (int)p->lda, h.B, (int)p->ldb, p->beta, h.C,
+                  (int)p->ldc);
+    else
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, p->m, p->n, p->k, p->alpha, h.A,
+                    (int)p->lda, h.B, (int)p->ldb, p->beta, h.C, (int)p->ldc);
+}
+
+void backend_run_checked(const struct step *st, const struct problem *p, void *C_out)
+{
+    size_t bytes = (size_t)p->ldc * p->n * sizeof(double);
+    memcpy(h.C, h.C0, bytes);
+    if (p->beta == 0.0) /* C must not be read: fill it with NaN so that an unwritten element fails */
+        for (int j = 0; j < p->n; ++j)
+            for (int i = 0; i < p->m; ++i)
+                h.C[(size_t)i + (size_t)j * p->ldc] = NAN;
+    run_once(st, p, RUN_STEP);
+    memcpy(C_out, h.C, bytes);
+}
+
+void backend_reference(const struct step *st, const struct problem *p, double *ref, double *absab)
+{
+    (void)st;
+    reference_gemm(p->m, p->n, p->k, p->alpha, h.A, p->lda, h.B, p->ldb, p->beta, h.C0, p->ldc, ref,
+                   absab);
+}
+
+void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
+                  double *ms)
+{
+    for (int r = 0; r < warmup; ++r)
+        run_once(st, p, what);
+    for (int r = 0; r < reps; ++r) {
+        double t0 = wall_seconds();
+        run_once(st, p, what);
+        ms[r] = 1e3 * (wall_seconds() - t0);
+    }
+}
+
+void backend_shutdown(void)
+{
+}

@@ -1,0 +1,241 @@
+/**
+ * @file
+ * @brief The GPU backend: device buffers, the step and cuBLAS runs, CUDA-event
+ * timing, and the reference through cuBLAS DGEMM on the upcast inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "error.h"
+#include "gpu.h"
+#include "matrix.h"
+
+/* Threads per block of the widening kernel: a 2-D tile, x along the contiguous rows. */
+enum { WIDEN_ROWS = 32, WIDEN_COLS = 8 };
+
+static struct {
+    cudaDeviceProp prop;
+    cublasHandle_t ref_blas; /* the reference's handle: pedantic math, true FP64 only */
+    void *A, *B, *C;         /* device copies in the step's precision, ld-strided */
+    const void *host_C0;     /* C before the call, kept on the host */
+} g;
+
+void backend_init(const struct step *st, struct backend_info *info)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0)
+        die(EXIT_RUNTIME, "no CUDA device: %s",
+            err != cudaSuccess ? cudaGetErrorString(err) : "the driver lists none");
+    cuda_check(cudaSetDevice(0), "cudaSetDevice");
+    cuda_check(cudaGetDeviceProperties(&g.prop, 0), "cudaGetDeviceProperties");
+    int cc = 10 * g.prop.major + g.prop.minor;
+    if (st->min_cc > cc)
+        die(EXIT_UNSUPPORTED, "step %02d needs compute capability %d.%d; %s has %d.%d", st->number,
+            st->min_cc / 10, st->min_cc % 10, g.prop.name, g.prop.major, g.prop.minor);
+
+    gpu_cublas_handle();
+    cublas_check(cublasCreate(&g.ref_blas), "cublasCreate (reference)");
+    /* No reduced-precision shortcuts (TF32, emulation) in the reference. */
+    cublas_check(cublasSetMathMode(g.ref_blas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+
+    size_t free_bytes, total_bytes;
+    cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    snprintf(info->device, sizeof info->device, "%s", g.prop.name);
+    for (char *c = info->device; *c; ++c) /* the name goes into a CSV field */
+        if (*c == ',')
+            *c = ' ';
+    snprintf(info->details, sizeof info->details, "sm_%d%d, %d SMs, %.1f GiB", g.prop.major,
+             g.prop.minor, g.prop.multiProcessorCount, total_bytes / (1024.0 * 1024.0 * 1024.0));
+    info->baseline = st->precision == PRECISION_FP64 ? "cuBLAS DGEMM" : "cuBLAS SGEMM";
+    info->device_memory = (double)free_bytes;
+}
+
+void backend_memory(const struct step *st, const struct problem *p, int check, double *host_bytes,
+                    double *device_bytes)
+{
+    double es = (double)precision_bytes(st->precision);
+    double a = (double)p->lda * p->k, b = (double)p->ldb * p->n, c = (double)p->ldc * p->n;
+    *host_bytes = 0.0;
+    *device_bytes = es * (a + b + c);
+    if (check) /* the reference's packed doubles: A, B, ref, |A||B| */
+        *device_bytes += sizeof(double) * ((double)p->m * p->k + (double)p->k * p->n + 2.0 * p->m * p->n);
+}
+
+static void *device_alloc(size_t bytes, const char *what)
+{
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess)
+        die(EXIT_RUNTIME, "out of device memory allocating %s (%zu bytes): %s", what, bytes,
+            cudaGetErrorString(err));
+    return p;
+}
+
+void backend_load(const struct step *st, const struct problem *p, const void *A, const void *B,
+                  const void *C0)
+{
+    size_t es = precision_bytes(st->precision);
+    size_t a = (size_t)p->lda * p->k * es, b = (size_t)p->ldb * p->n * es;
+    g.A = device_alloc(a, "A");
+    g.B = device_alloc(b, "B");
+    g.C = device_alloc((size_t)p->ldc * p->n * es, "C");
+    cuda_check(cudaMemcpy(g.A, A, a, cudaMemcpyHostToDevice), "copying A to the device");
+    cuda_check(cudaMemcpy(g.B, B, b, cudaMemcpyHostToDevice), "copying B to the device");
+    g.host_C0 = C0;
+}
+
+void backend_unload(void)
+{
+    cuda_check(cudaFree(g.A), "cudaFree(A)");
+    cuda_check(cudaFree(g.B), "cudaFree(B)");
+    cuda_check(cudaFree(g.C), "cudaFree(C)");
+    g.A = g.B = g.C = NULL;
+}
+
+/* One call of the step's launcher on the loaded buffers. */
+static void launch_step(const struct step *st, const struct problem *p)
+{
+    if (st->precision == PRECISION_FP64)
+        st->dgemm(p->m, p->n, p->k, p->alpha, (const double *)g.A, (int)p->lda, (const double *)g.B,
+                  (int)p->ldb, p->beta, (double *)g.C, (int)p->ldc);
+    else
+        st->sgemm(p->m, p->n, p->k, (float)p->alpha, (const float *)g.A, (int)p->lda,
+                  (const float *)g.B, (int)p->ldb, (float)p->beta, (float *)g.C, (int)p->ldc);
+    cuda_check_launch("launching the step's kernel", 0);
+}
+
+/* One call of the baseline (cuBLAS) on the same buffers. */
+static void launch_baseline(const struct step *st, const struct problem *p)
+{
+    cublasHandle_t h = gpu_cublas_handle();
+    if (st->precision == PRECISION_FP64) {
+        double alpha = p->alpha, beta = p->beta;
+        cublas_check(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &alpha,
+                                 (const double *)g.A, (int)p->lda, (const double *)g.B, (int)p->ldb,
+                                 &beta, (double *)g.C, (int)p->ldc),
+                     "cublasDgemm (baseline)");
+    } else {
+        float alpha = (float)p->alpha, beta = (float)p->beta;
+        cublas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &alpha,
+                                 (const float *)g.A, (int)p->lda, (const float *)g.B, (int)p->ldb,
+                                 &beta, (float *)g.C, (int)p->ldc),
+                     "cublasSgemm (baseline)");
+    }
+}
+
+void backend_run_checked(const struct step *st, const struct problem *p, void *C_out)
+{
+    size_t es = precision_bytes(st->precision);
+    size_t c_bytes = (size_t)p->ldc * p->n * es;
+    /* C starts as C0, padding rows included, so that the padding can be checked afterwards. */
+    cuda_check(cudaMemcpy(g.C, g.host_C0, c_bytes, cudaMemcpyHostToDevice), "copying C to the device");
+    if (p->beta == 0.0) /* all-ones bytes are a NaN in FP32 and FP64: C must not be read */
+        cuda_check(cudaMemset2D(g.C, (size_t)p->ldc * es, 0xFF, (size_t)p->m * es, (size_t)p->n),
+                   "poisoning C with NaN");
+    launch_step(st, p);
+    cuda_check(cudaDeviceSynchronize(), "running the step's kernel");
+    cuda_check(cudaMemcpy(C_out, g.C, c_bytes, cudaMemcpyDeviceToHost), "copying C to the host");
+}
+
+/* dst (rows x cols, ld = rows, double) = src (ld_src, type T), or |src| when take_abs. */
+template <typename T>
+__global__ void widen_kernel(const T *src, long long ld_src, double *dst, int rows, int cols, int take_abs)
+{
+    int i = blockIdx.x * WIDEN_ROWS + threadIdx.x; /* row */
+    int j = blockIdx.y * WIDEN_COLS + threadIdx.y; /* column */
+    if (i < rows && j < cols) {
+        double v = (double)src[i + j * ld_src];
+        dst[i + (long long)j * rows] = take_abs ? fabs(v) : v;
+    }
+}
+
+static void widen(const struct step *st, const void *src, long long ld_src, double *dst, int rows,
+                  int cols, int take_abs)
+{
+    dim3 block(WIDEN_ROWS, WIDEN_COLS);
+    dim3 grid(ceil_div(rows, WIDEN_ROWS), ceil_div(cols, WIDEN_COLS));
+    if (st->precision == PRECISION_FP64)
+        widen_kernel<double><<<grid, block>>>((const double *)src, ld_src, dst, rows, cols, take_abs);
+    else
+        widen_kernel<float><<<grid, block>>>((const float *)src, ld_src, dst, rows, cols, take_abs);
+    cuda_check_launch("launching the widening kernel", 0);
+}
+
+void backend_reference(const struct step *st, const struct problem *p, double *ref, double *absab)
+{
+    size_t mk = (size_t)p->m * p->k, kn = (size_t)p->k * p->n, mn = (size_t)p->m * p->n;
+    double *A = (double *)device_alloc(mk * sizeof(double), "A (double)");
+    double *B = (double *)device_alloc(kn * sizeof(double), "B (double)");
+    double *R = (double *)device_alloc(mn * sizeof(double), "reference");
+    double *AB = (double *)device_alloc(mn * sizeof(double), "|A||B|");
+    size_t es = precision_bytes(st->precision);
+
+    /* ref = alpha * A * B + beta * C0, every input upcast exactly to double */
+    cuda_check(cudaMemcpy(g.C, g.host_C0, (size_t)p->ldc * p->n * es, cudaMemcpyHostToDevice),
+               "copying C0 to the device");
+    widen(st, g.A, p->lda, A, p->m, p->k, 0);
+    widen(st, g.B, p->ldb, B, p->k, p->n, 0);
+    widen(st, g.C, p->ldc, R, p->m, p->n, 0);
+    double alpha = p->alpha, beta = p->beta, one = 1.0, zero = 0.0;
+    cublas_check(cublasDgemm(g.ref_blas, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &alpha, A, p->m,
+                             B, p->k, &beta, R, p->m),
+                 "cublasDgemm (reference)");
+    /* |A||B|: the scale of each element's rounding error, for the element-wise bound */
+    widen(st, g.A, p->lda, A, p->m, p->k, 1);
+    widen(st, g.B, p->ldb, B, p->k, p->n, 1);
+    cublas_check(cublasDgemm(g.ref_blas, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &one, A, p->m,
+                             B, p->k, &zero, AB, p->m),
+                 "cublasDgemm (|A||B|)");
+    cuda_check(cudaMemcpy(ref, R, mn * sizeof(double), cudaMemcpyDeviceToHost), "copying the reference");
+    cuda_check(cudaMemcpy(absab, AB, mn * sizeof(double), cudaMemcpyDeviceToHost), "copying |A||B|");
+    cuda_check(cudaFree(A), "cudaFree");
+    cuda_check(cudaFree(B), "cudaFree");
+    cuda_check(cudaFree(R), "cudaFree");
+    cuda_check(cudaFree(AB), "cudaFree");
+}
+
+static void run_once(const struct step *st, const struct problem *p, run_kind what)
+{
+    if (what == RUN_STEP)
+        launch_step(st, p);
+    else
+        launch_baseline(st, p);
+}
+
+void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
+                  double *ms)
+{
+    for (int r = 0; r < warmup; ++r)
+        run_once(st, p, what);
+    cuda_check(cudaDeviceSynchronize(), what == RUN_STEP ? "warm-up of the step" : "warm-up of cuBLAS");
+
+    /* reps + 1 events, recorded back to back with the runs: the queue stays full, so the
+     * time between event r and event r + 1 is run r alone, with no host gaps in it. */
+    cudaEvent_t *ev = (cudaEvent_t *)host_alloc((size_t)(reps + 1) * sizeof *ev, "events");
+    for (int r = 0; r <= reps; ++r)
+        cuda_check(cudaEventCreate(&ev[r]), "cudaEventCreate");
+    cuda_check(cudaEventRecord(ev[0], 0), "cudaEventRecord");
+    for (int r = 0; r < reps; ++r) {
+        run_once(st, p, what);
+        cuda_check(cudaEventRecord(ev[r + 1], 0), "cudaEventRecord");
+    }
+    cuda_check(cudaEventSynchronize(ev[reps]), what == RUN_STEP ? "running the step" : "running cuBLAS");
+    for (int r = 0; r < reps; ++r) {
+        float t;
+        cuda_check(cudaEventElapsedTime(&t, ev[r], ev[r + 1]), "cudaEventElapsedTime");
+        ms[r] = t;
+    }
+    for (int r = 0; r <= reps; ++r)
+        cuda_check(cudaEventDestroy(ev[r]), "cudaEventDestroy");
+    host_free(ev);
+}
+
+void backend_shutdown(void)
+{
+    cublas_check(cublasDestroy(g.ref_blas), "cublasDestroy");
+    cublas_check(cublasDestroy(gpu_cublas_handle()), "cublasDestroy");
+}

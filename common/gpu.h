@@ -1,0 +1,43 @@
+/**
+ * @file
+ * @brief Checked CUDA and cuBLAS calls, shared by the harness and the steps.
+ *
+ * Every CUDA and cuBLAS call in this repository goes through one of these:
+ * a failure prints one line naming the call and exits with EXIT_RUNTIME (3).
+ */
+#ifndef GEMM_GPU_H
+#define GEMM_GPU_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Exit 3 with one line if @p err is not cudaSuccess; @p what names the call. */
+void cuda_check(cudaError_t err, const char *what);
+
+/** Exit 3 with one line if @p status is not CUBLAS_STATUS_SUCCESS. */
+void cublas_check(cublasStatus_t status, const char *what);
+
+/**
+ * Check a kernel launch: the launch itself (cudaGetLastError) and, when
+ * @p sync is non-zero, its execution (cudaDeviceSynchronize).
+ */
+void cuda_check_launch(const char *what, int sync);
+
+/** The cuBLAS handle of the baseline (default math mode), created on first use. */
+cublasHandle_t gpu_cublas_handle(void);
+
+/** Integer division rounded up: the number of tiles of size @p tile that cover @p n. */
+static inline int ceil_div(int n, int tile)
+{
+    return (n + tile - 1) / tile;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

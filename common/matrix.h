@@ -1,0 +1,60 @@
+/**
+ * @file
+ * @brief Host matrices: allocation, seeded random fill, precision rounding.
+ */
+#ifndef GEMM_MATRIX_H
+#define GEMM_MATRIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "step.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Which matrix a random stream fills: each gets an independent stream. */
+typedef enum { MATRIX_A = 1, MATRIX_B = 2, MATRIX_C = 3 } matrix_id;
+
+/** Bytes of one element of @p p. */
+size_t precision_bytes(precision_t p);
+
+/** "FP32", "FP64". */
+const char *precision_name(precision_t p);
+
+/** Unit round-off of the accumulation in precision @p p (2^-24 for FP32). */
+double precision_unit_roundoff(precision_t p);
+
+/** Round @p x to precision @p p and back to double (the value a kernel sees). */
+double precision_round(precision_t p, double x);
+
+/**
+ * Allocate @p bytes, 64-byte aligned. On failure prints one line naming
+ * @p what and the size, and exits with EXIT_RUNTIME.
+ */
+void *host_alloc(size_t bytes, const char *what);
+
+/** Free memory from host_alloc (NULL is fine). */
+void host_free(void *p);
+
+/**
+ * Fill the rows x cols matrix X (leading dimension ld >= rows, stored in
+ * precision @p p) with values uniform in [-1, 1] rounded to @p p.
+ * The stream depends on @p seed, @p shape_index and @p id only, so a run
+ * is reproducible and every shape and matrix gets fresh numbers.
+ * The padding rows (rows..ld-1) are set to @p pad, so that a kernel that
+ * reads past its column (NaN pad) or writes into the padding (finite pad)
+ * is caught by verification.
+ */
+void matrix_fill_random(precision_t p, void *X, int rows, int cols, long long ld,
+                        uint64_t seed, int shape_index, matrix_id id, double pad);
+
+/** Copy an element array of precision @p p into doubles (exact: both are ld-strided, ld * cols elements). */
+void matrix_to_double(precision_t p, const void *src, double *dst, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,52 @@
+/**
+ * @file
+ * @brief The printed table and the CSV file: one row per shape.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char REPORT_CSV_HEADER[] =
+    "step,name,precision,device,m,n,k,ms_median,ms_min,gflops,baseline_gflops,ratio,rel_err,status";
+
+void report_print_header(FILE *out)
+{
+    fprintf(out, "%7s %7s %7s %10s %10s %10s %10s %6s %9s  %s\n", "M", "N", "K", "ms(med)",
+            "ms(min)", "GFLOP/s", "base", "ratio", "rel_err", "check");
+}
+
+void report_print_row(FILE *out, const struct row *r)
+{
+    char err[32];
+    if (isnan(r->rel_err) && strcmp(r->status, "UNCHECKED") == 0)
+        snprintf(err, sizeof err, "%9s", "-");
+    else
+        snprintf(err, sizeof err, "%9.2e", r->rel_err);
+    fprintf(out, "%7d %7d %7d %10.4f %10.4f %10.1f %10.1f %6.3f %s  %s\n", r->m, r->n, r->k,
+            r->ms_median, r->ms_min, r->gflops, r->baseline_gflops, r->ratio, err, r->status);
+    fflush(out);
+}
+
+int report_append_csv(const char *path, const struct row *r)
+{
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    int len = 0;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return -1;
+    }
+    if (ftell(f) == 0) /* a new or empty file starts with the header */
+        len = snprintf(line, sizeof line, "%s\n", REPORT_CSV_HEADER);
+    len += snprintf(line + len, sizeof line - (size_t)len,
+                    "%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%.3e,%s\n", r->step, r->name,
+                    r->precision, r->device, r->m, r->n, r->k, r->ms_median, r->ms_min, r->gflops,
+                    r->baseline_gflops, r->ratio, r->rel_err, r->status);
+    int ok = fputs(line, f) >= 0;
+    ok = (fclose(f) == 0) && ok;
+    return ok ? 0 : -1;
+}

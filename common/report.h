@@ -1,0 +1,49 @@
+/**
+ * @file
+ * @brief The printed table and the CSV file: one row per shape.
+ */
+#ifndef GEMM_REPORT_H
+#define GEMM_REPORT_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One measured and verified shape. */
+struct row {
+    int step;
+    const char *name;
+    const char *precision;
+    const char *device;
+    int m, n, k;
+    double ms_median, ms_min;
+    double gflops;           /**< the step's rate at its median time */
+    double baseline_gflops;  /**< the baseline's, same shape, same process */
+    double ratio;            /**< gflops / baseline_gflops */
+    double rel_err;          /**< norm-wise error figure (NaN when unchecked) */
+    const char *status;      /**< "PASS", "FAIL" or "UNCHECKED" */
+};
+
+/** The header line of the printed table. */
+void report_print_header(FILE *out);
+
+/** One line of the printed table. */
+void report_print_row(FILE *out, const struct row *r);
+
+/**
+ * Append @p r to the CSV file at @p path, writing the header first if the file
+ * is new or empty. The row is written with a single call and flushed, so an
+ * interrupted run never leaves half a row. Returns 0, or -1 (errno set).
+ */
+int report_append_csv(const char *path, const struct row *r);
+
+/** The CSV header line (without newline). */
+extern const char REPORT_CSV_HEADER[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,66 @@
+/**
+ * @file
+ * @brief The contract between a step and the shared harness.
+ *
+ * A step is one kernel file (`steps/NN_name/kernel.cu` or `kernel.c`) that
+ * defines one object, `STEP`, holding its metadata and its launch function.
+ * Everything else (parsing, data, reference, verification, timing, output)
+ * lives in `common/`, so that a step's source shows only its lesson.
+ *
+ * All matrices are column-major with BLAS semantics:
+ * `C = alpha * A * B + beta * C`, A is M x K, B is K x N, C is M x N, and
+ * element (i, j) of X lives at `X[i + j * ldx]`. When `beta == 0`, C must not
+ * be read (the harness fills it with NaN before the checked run).
+ *
+ * Index width: the harness refuses any shape in which A, B or C spans 2^31
+ * elements or more (`ld * columns`), so a kernel may compute every offset
+ * `i + j * ld` in a plain `int` without overflow.
+ */
+#ifndef GEMM_STEP_H
+#define GEMM_STEP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Element type of the inputs (and of C unless stated otherwise). */
+typedef enum {
+    PRECISION_FP32, /**< float in, float accumulate, float out (SGEMM) */
+    PRECISION_FP64  /**< double in, double accumulate, double out (DGEMM) */
+} precision_t;
+
+/** Where a step's kernel runs. */
+typedef enum {
+    TARGET_GPU, /**< a CUDA kernel; pointers passed to the launcher are device pointers */
+    TARGET_CPU  /**< host code; pointers are host pointers */
+} target_t;
+
+/** Launch function of an FP32 step (same argument order as BLAS SGEMM, no transposes). */
+typedef void (*sgemm_fn)(int m, int n, int k, float alpha, const float *A, int lda,
+                         const float *B, int ldb, float beta, float *C, int ldc);
+
+/** Launch function of an FP64 step (same argument order as BLAS DGEMM, no transposes). */
+typedef void (*dgemm_fn)(int m, int n, int k, double alpha, const double *A, int lda,
+                         const double *B, int ldb, double beta, double *C, int ldc);
+
+/** What a step tells the harness about itself. */
+struct step {
+    int number;            /**< 0..24: the step's place on the ladder */
+    const char *name;      /**< short name, e.g. "naive" (the directory is NN_name) */
+    const char *summary;   /**< one line: the optimization this step adds */
+    precision_t precision; /**< element type */
+    target_t target;       /**< GPU or CPU */
+    int max_size;          /**< the default sweep stops at this size (0: no limit) */
+    int min_cc;            /**< GPU: lowest compute capability, e.g. 90 for sm_90 (0: any) */
+    sgemm_fn sgemm;        /**< the launcher, for PRECISION_FP32 steps */
+    dgemm_fn dgemm;        /**< the launcher, for PRECISION_FP64 steps */
+};
+
+/** Every step defines exactly one of these; the harness's main() reads it. */
+extern const struct step STEP;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

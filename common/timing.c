@@ -1,0 +1,43 @@
+/**
+ * @file
+ * @brief Host clock and the statistics of repeated timings.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "timing.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double minimum(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; ++i)
+        if (v[i] < m)
+            m = v[i];
+    return m;
+}
+
+double gemm_gflops(int m, int n, int k, double ms)
+{
+    /* One multiply and one add per (i, j, p): 2mnk flops; ms * 1e6 turns flops/ms into GFLOP/s. */
+    return 2.0 * (double)m * (double)n * (double)k / (ms * 1e6);
+}

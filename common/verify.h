@@ -1,0 +1,79 @@
+/**
+ * @file
+ * @brief Verification of a GEMM result against a double-precision reference.
+ *
+ * Two checks, both required (SPEC "Verification"):
+ *
+ * - element-wise, the rigorous forward-error bound of a length-K dot product,
+ *   `|c - ref| <= g*K*u * (|alpha|*(|A||B|)_ij + |beta|*|C0_ij|) + u_out*|ref|`,
+ *   which catches a single wrong element;
+ * - norm-wise, `||C - ref||_F / ||ref||_F <= 16*sqrt(K)*u + u_out`, which
+ *   catches small systematic errors (a dropped K-term) that hide under the
+ *   worst-case bound when K is large, since rounding errors of a correct
+ *   kernel grow like sqrt(K) on average while the bound grows like K.
+ *
+ * NaN and Inf never pass. Rows of C between M and ldc (padding) must come back
+ * bit-for-bit as they were: a kernel must not write outside the M x N matrix.
+ */
+#ifndef GEMM_VERIFY_H
+#define GEMM_VERIFY_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** g in the element-wise bound: 2 covers any summation order (and the final alpha/beta update). */
+#define VERIFY_G 2.0
+/** The constant in front of sqrt(K)*u in the norm-wise bound. */
+#define VERIFY_NORM_FACTOR 16.0
+/** How many failing elements a result keeps for the report. */
+#define VERIFY_MAX_REPORTED 5
+
+/** Everything the checks read. All arrays are column-major doubles. */
+struct verify_input {
+    int m, n, k;
+    double alpha, beta;   /**< exactly the scalars the kernel used */
+    const double *C;      /**< the result, leading dimension ldc */
+    const double *C0;     /**< C before the call (its padding rows too), leading dimension ldc */
+    long long ldc;
+    const double *ref;    /**< alpha*A*B + beta*C0 in double, leading dimension m */
+    const double *absab;  /**< (|A||B|)_ij in double, leading dimension m */
+    double u;             /**< unit round-off of the accumulation */
+    double u_out;         /**< unit round-off of the output */
+};
+
+/** One element that failed. */
+struct verify_bad {
+    int i, j;
+    double got, want, bound;
+    int padding; /**< 1: a padding element (row >= m) that was overwritten */
+};
+
+/** What the checks found. */
+struct verify_result {
+    int pass;                /**< 1 only if both checks passed and no padding changed */
+    int elementwise_pass;
+    int normwise_pass;
+    long long bad_count;     /**< elements over their bound, not finite, or padding changed */
+    double rel_err;          /**< ||C - ref||_F / ||ref||_F (Inf/NaN if C has any) */
+    double norm_limit;       /**< 16*sqrt(K)*u + u_out */
+    int nreported;
+    struct verify_bad reported[VERIFY_MAX_REPORTED];
+};
+
+/** Run both checks on @p in. */
+struct verify_result verify_gemm(const struct verify_input *in);
+
+/** The element-wise bound for element (i, j) of @p in (exposed for tests). */
+double verify_element_bound(const struct verify_input *in, int i, int j);
+
+/** Print the failing elements and the norm-wise figure of a failed result, one per line. */
+void verify_print_failures(FILE *out, const struct verify_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

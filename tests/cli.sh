@@ -1,0 +1,80 @@
+# Command-line tests (sourced by tests/run.sh): every bad input gives exit 2,
+# nothing on stdout, and one line saying what is wrong (then the usage);
+# --help exits 0; a run with no CUDA device exits 3 with one line.
+
+section "command line"
+TMP_CLI=$(mktemp -d)
+trap 'rm -rf "$TMP_CLI"' EXIT
+
+# expect_usage_error BIN LABEL ARGS...: exit 2, empty stdout, one "error:" line first on stderr,
+# and no CSV file left behind by the --csv that every case carries.
+expect_usage_error() {
+    local bin=$1 label=$2; shift 2
+    local csv="$TMP_CLI/rows.csv"
+    rm -f "$csv"
+    "$bin" --csv "$csv" "$@" >"$TMP_CLI/out" 2>"$TMP_CLI/err"; local rc=$?
+    local first; first=$(head -n 1 "$TMP_CLI/err")
+    local nerr; nerr=$(grep -c 'error:' "$TMP_CLI/err")
+    if [ "$rc" -eq 2 ] && [ ! -s "$TMP_CLI/out" ] && [ "$nerr" -eq 1 ] &&
+       [[ "$first" == *": error: "* ]] && grep -q '^usage:' "$TMP_CLI/err" && [ ! -s "$csv" ]; then
+        pass "$bin $label -> exit 2: ${first#*error: }"
+    else
+        fail "$bin $label: want exit 2 and one error line, got exit $rc: $first"
+    fi
+}
+
+# 46000^3 needs at least 94.6 GiB (FP32 inputs plus the double-precision reference):
+# more than this machine has, unless it has over 90 GiB. A machine that large can hold
+# every shape the 32-bit index limit allows, so there the check cannot be triggered.
+MEM_GIB=$(awk '/^MemTotal:/ {printf "%d", $2 / 1048576}' /proc/meminfo 2>/dev/null)
+TOO_BIG_TESTABLE=1
+if [ "${MEM_GIB:-0}" -ge 90 ]; then
+    TOO_BIG_TESTABLE=0
+    skip "memory-limit check: this machine has $MEM_GIB GiB, enough for every shape under 2^31 elements"
+fi
+
+for step in $(gpu_steps) $(cpu_steps); do
+    bin=$(step_bin "$step")
+    [ -x "$bin" ] || { fail "$bin was not built"; continue; }
+    expect_usage_error "$bin" "non-numeric size"  -m abc
+    expect_usage_error "$bin" "negative size"     -n -5
+    expect_usage_error "$bin" "zero size"         -k 0
+    expect_usage_error "$bin" "size too large"    -m 99999999999
+    expect_usage_error "$bin" "lda < M"           -m 10 --lda 5
+    expect_usage_error "$bin" "ldb < K"           -m 10 -k 20 --ldb 19
+    expect_usage_error "$bin" "ldc < M"           -m 10 --ldc 9
+    expect_usage_error "$bin" "unknown option"    --bogus
+    expect_usage_error "$bin" "stray argument"    extra
+    expect_usage_error "$bin" "missing value"     --reps
+    expect_usage_error "$bin" "bad scalar"        --alpha x1
+    expect_usage_error "$bin" "bad size list"     --sizes 64,,128
+    expect_usage_error "$bin" "bad range"         --sizes 512:256:64
+    expect_usage_error "$bin" "-m with --sizes"   -m 4 --sizes 8
+    expect_usage_error "$bin" "over 2^31 elements" -m 50000 -n 50000 -k 1
+    expect_usage_error "$bin" "M over the grid limit" -m 2000000 -n 1 -k 1
+    if [ "$TOO_BIG_TESTABLE" -eq 1 ]; then
+        expect_usage_error "$bin" "too big for memory" -m 46000 -n 46000 -k 46000
+        # The message for a shape that cannot fit must say how many bytes it needs.
+        "$bin" -m 46000 -n 46000 -k 46000 2>&1 | head -n 1 | grep -q 'needs [0-9]* bytes' &&
+            pass "$bin memory message gives the bytes needed" ||
+            fail "$bin memory message does not give the bytes needed"
+    fi
+    # An unwritable CSV is refused before any work.
+    "$bin" -m 4 --csv "$TMP_CLI/no/such/dir/x.csv" >/dev/null 2>&1
+    [ $? -eq 2 ] && pass "$bin unwritable --csv -> exit 2" || fail "$bin unwritable --csv: want exit 2"
+    "$bin" --help >"$TMP_CLI/out" 2>&1 && grep -q '^usage:' "$TMP_CLI/out" &&
+        pass "$bin --help -> exit 0 with usage" || fail "$bin --help"
+done
+
+# Without a device, a GPU step (and build/peak) says so in one line and exits 3.
+if ! have_gpu; then
+    for bin in $(for s in $(gpu_steps); do step_bin "$s"; done) build/peak; do
+        "$bin" -m 8 >"$TMP_CLI/out" 2>"$TMP_CLI/err"; rc=$?
+        [ "$bin" = build/peak ] && { build/peak >"$TMP_CLI/out" 2>"$TMP_CLI/err"; rc=$?; }
+        if [ "$rc" -eq 3 ] && [ "$(wc -l <"$TMP_CLI/err")" -eq 1 ] && grep -q 'no CUDA device' "$TMP_CLI/err"; then
+            pass "$bin without a GPU -> exit 3: $(cat "$TMP_CLI/err")"
+        else
+            fail "$bin without a GPU: want exit 3 and one line, got exit $rc: $(head -n 2 "$TMP_CLI/err")"
+        fi
+    done
+fi

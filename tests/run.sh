@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The driver behind `make test`: unit tests, command-line tests, and every
+# step over the shape set where this machine can run it. Ends with the line
+# "N passed, N failed" and exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+T0=$(date +%s)
+
+# Fresh random inputs on every run; SEED=... reproduces a failed one.
+SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
+export SEED
+echo "make test: seed $SEED (rerun with SEED=$SEED make test)"
+
+section "unit tests of common/"
+for t in build/test_verify build/test_cli build/test_reference; do
+    out=$("$t" 2>&1); rc=$?
+    summary=$(printf '%s\n' "$out" | tail -n 1)
+    printf '%s\n' "$out" | grep -E '^  FAIL' | while read -r line; do echo "    $line"; done
+    p=$(printf '%s' "$summary" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+    f=$(printf '%s' "$summary" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+    if [ -z "$p" ]; then fail "$t crashed or printed no summary (exit $rc)"; continue; fi
+    echo "  $summary"
+    PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+    [ "$f" -gt 0 ] && FAILURES="${FAILURES}  FAIL $t: $f checks"$'\n'
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && fail "$t exited $rc with no failed check"
+done
+
+. tests/cli.sh
+. tests/steps.sh
+
+echo
+[ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
+echo "make test took $(( $(date +%s) - T0 )) s; $SKIPPED skipped"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
