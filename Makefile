@@ -49,7 +49,7 @@ step_num = $(firstword $(subst _, ,$(notdir $(1))))
 STEP_BINS := $(foreach d,$(STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
 
-.PHONY: all steps tests test sanitize diff sass regs profile clean help FORCE
+.PHONY: all steps tests test sanitize diff sass regs profile docs clean help
 all: steps $(BUILD)/peak tests
 
 steps: $(STEP_BINS)
@@ -95,11 +95,16 @@ $(BUILD)/test_reference: $(OBJ)/tests/test_reference.o $(HOST_OBJ) $(OBJ)/common
 
 # ---------------------------------------------------------------- tests
 # The README's test command. Ends with "N passed, N failed"; non-zero on failure.
-test: all
+# On a fresh machine it first installs what is missing (as root) or says what to install.
+test:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory all
 	@tests/run.sh
 
 # compute-sanitizer over the GPU steps (needs a GPU), ASan/UBSan over the host code.
-sanitize: all
+sanitize:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory all
 	@tests/sanitize.sh
 
 # ---------------------------------------------------------------- reading a step
@@ -132,7 +137,7 @@ sass: need-step
 regs: need-step
 	@if [ ! -f $(STEP_DIR)/kernel.cu ]; then echo "make regs: $(STEP_DIR) is a CPU step"; \
 	else $(NVCC) $(NVFLAGS) --resource-usage -c $(STEP_DIR)/kernel.cu -o /dev/null 2>&1 \
-	    | grep -v '^$$' | sed -e 's/^ptxas info *: //'; fi
+	    | grep -E 'Function properties|stack frame|Used' | sed -e 's/^ptxas info *: //' | c++filt; fi
 
 # Hardware counters of one 4096^3 run (needs ncu and a GPU).
 profile: need-step
@@ -142,8 +147,14 @@ profile: need-step
 	    ncu --clock-control none --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
 	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
 
+# HTML documentation from common/, the steps and their lessons (needs doxygen).
+docs:
+	@if ! command -v doxygen >/dev/null 2>&1; then \
+	    echo "make docs: doxygen is not installed here (apt-get install doxygen); nothing built"; \
+	else doxygen docs/Doxyfile && echo "docs/html/index.html ($$(wc -l < docs/warnings.log) warnings, in docs/warnings.log)"; fi
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) docs/html docs/warnings.log
 
 help:
 	@echo "make step07          build build/step07 (any step number)"
@@ -154,6 +165,7 @@ help:
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
 	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"
 	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU)"
+	@echo "make docs            HTML documentation in docs/html (needs doxygen)"
 	@echo "make clean           remove build/"
 	@echo "ARCH=sm_80           build for another GPU (default: the present GPU's, else sm_90)"
 

@@ -22,6 +22,8 @@ void report_print_row(FILE *out, const struct row *r)
     char err[32];
     if (isnan(r->rel_err) && strcmp(r->status, "UNCHECKED") == 0)
         snprintf(err, sizeof err, "%9s", "-");
+    else if (isnan(r->rel_err))
+        snprintf(err, sizeof err, "%9s", "nan");
     else
         snprintf(err, sizeof err, "%9.2e", r->rel_err);
     fprintf(out, "%7d %7d %7d %10.4f %10.4f %10.1f %10.1f %6.3f %s  %s\n", r->m, r->n, r->k,
@@ -42,10 +44,15 @@ int report_append_csv(const char *path, const struct row *r)
     }
     if (ftell(f) == 0) /* a new or empty file starts with the header */
         len = snprintf(line, sizeof line, "%s\n", REPORT_CSV_HEADER);
+    char err[32]; /* the norm-wise figure; "nan" for unchecked or non-finite results */
+    if (isnan(r->rel_err))
+        snprintf(err, sizeof err, "nan");
+    else
+        snprintf(err, sizeof err, "%.3e", r->rel_err);
     len += snprintf(line + len, sizeof line - (size_t)len,
-                    "%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%.3e,%s\n", r->step, r->name,
+                    "%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%s,%s\n", r->step, r->name,
                     r->precision, r->device, r->m, r->n, r->k, r->ms_median, r->ms_min, r->gflops,
-                    r->baseline_gflops, r->ratio, r->rel_err, r->status);
+                    r->baseline_gflops, r->ratio, err, r->status);
     int ok = fputs(line, f) >= 0;
     ok = (fclose(f) == 0) && ok;
     return ok ? 0 : -1;

@@ -32,11 +32,13 @@ run_shape_set() {
 
 # run_step BIN SIZES: the shape set at every (alpha, beta), tight and padded leading dimensions.
 run_step() {
-    local bin=$1 sizes=$2 small=$3
+    local bin=$1 sizes=$2 small=$3 p0=$PASSED f0=$FAILED t0=$SECONDS
     for ab in $SCALARS; do
         run_shape_set "$bin" "$sizes" "${ab%,*}" "${ab#*,}"
+        # shellcheck disable=SC2086
         run_shape_set "$bin" "$small" "${ab%,*}" "${ab#*,}" $PADDING
     done
+    echo "  $bin: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
 }
 
 section "CPU steps over the shape set"
