@@ -139,12 +139,13 @@ regs: need-step
 	else $(NVCC) $(NVFLAGS) --resource-usage -c $(STEP_DIR)/kernel.cu -o /dev/null 2>&1 \
 	    | grep -E 'Function properties|stack frame|Used' | sed -e 's/^ptxas info *: //' | c++filt; fi
 
-# Hardware counters of one 4096^3 run (needs ncu and a GPU).
+# Hardware counters of one 4096^3 run (needs ncu and a GPU); NCU_ARGS adds sections or metrics,
+# e.g. NCU_ARGS="--section WarpStateStats".
 profile: need-step
 	@if ! command -v ncu >/dev/null 2>&1; then \
 	    echo "make profile: ncu (Nsight Compute) is not installed here; nothing to profile"; \
 	else $(MAKE) --no-print-directory $(BUILD)/step$(STEP) && \
-	    ncu --clock-control none --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
+	    ncu --clock-control none $(NCU_ARGS) --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
 	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
 
 # HTML documentation from common/, the steps and their lessons (needs doxygen).
@@ -164,7 +165,7 @@ help:
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
 	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"
-	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU)"
+	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU; NCU_ARGS=...)"
 	@echo "make docs            HTML documentation in docs/html (needs doxygen)"
 	@echo "make clean           remove build/"
 	@echo "ARCH=sm_80           build for another GPU (default: the present GPU's, else sm_90)"
