@@ -49,7 +49,7 @@ step_num = $(firstword $(subst _, ,$(notdir $(1))))
 STEP_BINS := $(foreach d,$(STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
 
-.PHONY: all steps tests test sanitize diff sass regs profile docs clean help
+.PHONY: all steps tests test sanitize diff sass regs profile plots docs clean help
 all: steps $(BUILD)/peak tests
 
 steps: $(STEP_BINS)
@@ -148,11 +148,19 @@ profile: need-step
 	    ncu --clock-control none $(NCU_ARGS) --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
 	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
 
+# The charts of every machine's data (plots/data/<device> -> plots/charts/<device>), and the
+# README's step table from the H200 data. Needs gnuplot; without it, says so and renders nothing.
+plots:
+	@for d in plots/data/*/; do plots/render.sh --data "$${d%/}" || exit 1; done
+	@plots/readme_table.sh
+
 # HTML documentation from common/, the steps and their lessons (needs doxygen).
 docs:
 	@if ! command -v doxygen >/dev/null 2>&1; then \
 	    echo "make docs: doxygen is not installed here (apt-get install doxygen); nothing built"; \
-	else doxygen docs/Doxyfile && echo "docs/html/index.html ($$(wc -l < docs/warnings.log) warnings, in docs/warnings.log)"; fi
+	else doxygen docs/Doxyfile || exit 1; \
+	    if [ -s docs/warnings.log ]; then cat docs/warnings.log; echo "make docs: warnings are errors here"; exit 1; fi; \
+	    echo "docs/html/index.html: no warnings"; fi
 
 clean:
 	rm -rf $(BUILD) docs/html docs/warnings.log
@@ -166,6 +174,7 @@ help:
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
 	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"
 	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU; NCU_ARGS=...)"
+	@echo "make plots           charts from plots/data/*/ into plots/charts/*/, and the README table"
 	@echo "make docs            HTML documentation in docs/html (needs doxygen)"
 	@echo "make clean           remove build/"
 	@echo "ARCH=sm_80           build for another GPU (default: the present GPU's, else sm_90)"

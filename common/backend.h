@@ -20,9 +20,14 @@ extern "C" {
 
 /** One GEMM call: the shape, the leading dimensions, the scalars as the kernel sees them. */
 struct problem {
-    int m, n, k;
-    long long lda, ldb, ldc;
-    double alpha, beta; /**< already rounded to the step's precision */
+    int m;          /**< rows of A and C */
+    int n;          /**< columns of B and C */
+    int k;          /**< columns of A, rows of B */
+    long long lda;  /**< leading dimension of A (>= m) */
+    long long ldb;  /**< leading dimension of B (>= k) */
+    long long ldc;  /**< leading dimension of C (>= m) */
+    double alpha;   /**< already rounded to the step's precision */
+    double beta;    /**< already rounded to the step's precision */
 };
 
 /** What the backend tells about the machine. */

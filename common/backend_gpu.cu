@@ -141,7 +141,7 @@ void backend_run_checked(const struct step *st, const struct problem *p, void *C
     cuda_check(cudaMemcpy(C_out, g.C, c_bytes, cudaMemcpyDeviceToHost), "copying C to the host");
 }
 
-/* dst (rows x cols, ld = rows, double) = src (ld_src, type T), or |src| when take_abs. */
+/** dst (rows x cols, ld = rows, double) = src (ld_src, type T), or |src| when take_abs. */
 template <typename T>
 __global__ void widen_kernel(const T *src, long long ld_src, double *dst, int rows, int cols, int take_abs)
 {

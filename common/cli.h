@@ -33,7 +33,9 @@ enum {
 
 /** One problem size. */
 struct shape {
-    int m, n, k;
+    int m; /**< rows of A and C */
+    int n; /**< columns of B and C */
+    int k; /**< the inner dimension */
 };
 
 /**
@@ -43,21 +45,25 @@ struct shape {
 struct ld_spec {
     int given;    /**< 0: tight (ld = rows) */
     int relative; /**< 1: value is a padding, 0: value is the ld itself */
-    int value;
+    int value;    /**< the leading dimension, or the padding when relative */
 };
 
 /** Everything the command line can set. */
 struct options {
     struct shape shapes[MAX_SHAPES]; /**< the shapes to run, in order */
     int nshapes;                     /**< how many; 0 means "the step's default sweep" */
-    struct ld_spec lda, ldb, ldc;
-    double alpha, beta;
-    int reps, warmup;
-    uint64_t seed;
+    struct ld_spec lda;    /**< --lda */
+    struct ld_spec ldb;    /**< --ldb */
+    struct ld_spec ldc;    /**< --ldc */
+    double alpha;          /**< --alpha (default 1) */
+    double beta;           /**< --beta (default 0) */
+    int reps;              /**< timed repetitions per shape */
+    int warmup;            /**< untimed runs before the timed ones */
+    uint64_t seed;         /**< seed of the random inputs */
     int check;             /**< 0 with --no-check */
     const char *csv_path;  /**< NULL: no CSV */
-    int quiet;
-    int help;
+    int quiet;             /**< 1 with --quiet: print only errors and failures */
+    int help;              /**< 1 with --help */
 };
 
 /**

@@ -204,6 +204,7 @@ static int run_shape(const struct step *st, const struct backend_info *info, con
     return vr.pass;
 }
 
+/** Parse, plan, check memory, then run, verify, time and report every shape. */
 int main(int argc, char **argv)
 {
     const struct step *st = &STEP;

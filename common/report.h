@@ -13,12 +13,15 @@ extern "C" {
 
 /** One measured and verified shape. */
 struct row {
-    int step;
-    const char *name;
-    const char *precision;
-    const char *device;
-    int m, n, k;
-    double ms_median, ms_min;
+    int step;                /**< the step's number */
+    const char *name;        /**< the step's short name */
+    const char *precision;   /**< "FP32", "FP64" */
+    const char *device;      /**< GPU or CPU model */
+    int m;                   /**< rows of C */
+    int n;                   /**< columns of C */
+    int k;                   /**< the inner dimension */
+    double ms_median;        /**< median time of the repetitions, milliseconds */
+    double ms_min;           /**< the best time, milliseconds */
     double gflops;           /**< the step's rate at its median time */
     double baseline_gflops;  /**< the baseline's, same shape, same process */
     double ratio;            /**< gflops / baseline_gflops */

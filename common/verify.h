@@ -33,11 +33,14 @@ extern "C" {
 
 /** Everything the checks read. All arrays are column-major doubles. */
 struct verify_input {
-    int m, n, k;
-    double alpha, beta;   /**< exactly the scalars the kernel used */
+    int m;                /**< rows of C */
+    int n;                /**< columns of C */
+    int k;                /**< the inner dimension */
+    double alpha;         /**< exactly the scalar the kernel used */
+    double beta;          /**< exactly the scalar the kernel used */
     const double *C;      /**< the result, leading dimension ldc */
     const double *C0;     /**< C before the call (its padding rows too), leading dimension ldc */
-    long long ldc;
+    long long ldc;        /**< leading dimension of C and C0 */
     const double *ref;    /**< alpha*A*B + beta*C0 in double, leading dimension m */
     const double *absab;  /**< (|A||B|)_ij in double, leading dimension m */
     double u;             /**< unit round-off of the accumulation */
@@ -46,21 +49,24 @@ struct verify_input {
 
 /** One element that failed. */
 struct verify_bad {
-    int i, j;
-    double got, want, bound;
+    int i;         /**< row */
+    int j;         /**< column */
+    double got;    /**< the kernel's value */
+    double want;   /**< the reference (or, for padding, the value before the call) */
+    double bound;  /**< the element-wise bound it exceeded */
     int padding; /**< 1: a padding element (row >= m) that was overwritten */
 };
 
 /** What the checks found. */
 struct verify_result {
     int pass;                /**< 1 only if both checks passed and no padding changed */
-    int elementwise_pass;
-    int normwise_pass;
+    int elementwise_pass;    /**< every element within its bound, padding intact */
+    int normwise_pass;       /**< rel_err <= norm_limit */
     long long bad_count;     /**< elements over their bound, not finite, or padding changed */
     double rel_err;          /**< ||C - ref||_F / ||ref||_F (Inf/NaN if C has any) */
     double norm_limit;       /**< 16*sqrt(K)*u + u_out */
-    int nreported;
-    struct verify_bad reported[VERIFY_MAX_REPORTED];
+    int nreported;           /**< how many of reported[] are filled */
+    struct verify_bad reported[VERIFY_MAX_REPORTED]; /**< the first failing elements */
 };
 
 /** Run both checks on @p in. */

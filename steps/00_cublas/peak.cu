@@ -24,6 +24,7 @@ enum { CHAINS = 8, FMA_THREADS = 256, FMA_BLOCKS_PER_SM = 8, FMA_ITERS = 1 << 14
 enum { COPY_THREADS = 256, TRIALS = 7 };
 static const size_t COPY_BYTES = (size_t)2 << 30;
 
+/** CHAINS independent FMA chains per thread, FMA_ITERS long: the FP32 FMA rate. */
 __global__ void fma_kernel(float *out, float x, float y)
 {
     float acc[CHAINS];
@@ -40,6 +41,7 @@ __global__ void fma_kernel(float *out, float x, float y)
         out[threadIdx.x] = sum;
 }
 
+/** dst = src, n float4 elements, grid-stride: the copy bandwidth. */
 __global__ void copy_kernel(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n)
 {
     /* grid-stride loop: every thread copies elements tid, tid + stride, ... */
@@ -76,20 +78,31 @@ static float time_median(void (*launch)(void *), void *arg)
     return ms[TRIALS / 2];
 }
 
-struct fma_args { float *out; int blocks; };
+/** Arguments of one FMA-kernel launch. */
+struct fma_args {
+    float *out; /**< where the (never taken) store would go */
+    int blocks; /**< grid size */
+};
 static void launch_fma(void *p)
 {
     struct fma_args *a = (struct fma_args *)p;
     fma_kernel<<<a->blocks, FMA_THREADS>>>(a->out, 0.999999f, 1e-6f);
 }
 
-struct copy_args { const float4 *src; float4 *dst; size_t n; int blocks; };
+/** Arguments of one copy-kernel launch. */
+struct copy_args {
+    const float4 *src; /**< source buffer */
+    float4 *dst;       /**< destination buffer */
+    size_t n;          /**< float4 elements to copy */
+    int blocks;        /**< grid size */
+};
 static void launch_copy(void *p)
 {
     struct copy_args *a = (struct copy_args *)p;
     copy_kernel<<<a->blocks, COPY_THREADS>>>(a->src, a->dst, a->n);
 }
 
+/** Measure and print the two ceilings; --csv FILE also writes them as CSV. */
 int main(int argc, char **argv)
 {
     error_set_prog("peak");

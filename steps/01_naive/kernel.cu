@@ -14,6 +14,7 @@
 /* A 32 x 32 block of threads computes a 32 x 32 tile of C: 1024 threads, the most a block may have. */
 enum { BLOCK_M = 32, BLOCK_N = 32 };
 
+/** C = alpha*A*B + beta*C with one thread per element of C (launch: BLOCK_M x BLOCK_N threads). */
 __global__ void sgemm_naive(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                             int ldb, float beta, float *C, int ldc)
 {

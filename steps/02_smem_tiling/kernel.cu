@@ -16,6 +16,7 @@ enum { TILE = 32 };
 static_assert(TILE * TILE <= 1024, "one thread per element of the C tile: at most 1024 threads per block");
 static_assert(TILE == 32, "a warp must be exactly one column of the tile (coalescing, broadcast of B)");
 
+/** C = alpha*A*B + beta*C; each block stages TILE x TILE tiles of A and B in shared memory. */
 __global__ void sgemm_smem_tiling(int M, int N, int K, float alpha, const float *A, int lda,
                                   const float *B, int ldb, float beta, float *C, int ldc)
 {

@@ -17,6 +17,7 @@ enum { TILE = 32 };
 static_assert(TILE * TILE <= 1024, "one thread per element of the C tile: at most 1024 threads per block");
 static_assert(TILE == 32, "a warp must be exactly one column of the tile (coalescing, broadcast of B)");
 
+/** Step 02's kernel with the thread index and the loop invariants read once into registers. */
 __global__ void sgemm_thread_index(int M, int N, int K, float alpha, const float *A, int lda,
                                    const float *B, int ldb, float beta, float *C, int ldc)
 {

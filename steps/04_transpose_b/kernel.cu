@@ -20,6 +20,7 @@ enum {
 static_assert(TILE * TILE <= 1024, "one thread per element of the C tile: at most 1024 threads per block");
 static_assert(TILE == 32, "a warp must be exactly one column of the tile (coalescing)");
 
+/** Step 03's kernel with B's tile stored transposed (and padded) in shared memory. */
 __global__ void sgemm_transpose_b(int M, int N, int K, float alpha, const float *A, int lda,
                                   const float *B, int ldb, float beta, float *C, int ldc)
 {

@@ -26,6 +26,7 @@ static_assert(THREADS % BM == 0 && (BM * BK) % THREADS == 0 && (BK * BN) % THREA
               "the tile copies split evenly over the threads, a warp along the contiguous dimension");
 static_assert(BM == 32 && BK == 32, "the load mapping gives each warp one 32-element column of a tile");
 
+/** C = alpha*A*B + beta*C; each of THREADS threads computes TM consecutive rows of one column. */
 __global__ void __launch_bounds__(THREADS)
 sgemm_micro_4x1(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc)

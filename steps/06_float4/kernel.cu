@@ -30,8 +30,8 @@ static_assert(TM == VEC, "a thread's rows of C are exactly one float4");
 static_assert((BM / VEC) * BK == THREADS && (BK / VEC) * BN == THREADS,
               "each thread copies exactly one float4 of each tile");
 
-/* X(row .. row+3, col) of a rows x cols matrix: one 128-bit load when allowed, else four
- * guarded scalar loads. Elements outside the matrix read as 0 (they add nothing). */
+/** X(row .. row+3, col) of a rows x cols matrix: one 128-bit load when allowed, else four
+ *  guarded scalar loads. Elements outside the matrix read as 0 (they add nothing). */
 __device__ float4 load4(const float *X, int ld, int row, int col, int rows, int cols, bool vec)
 {
     if (vec && row + VEC <= rows && col < cols)
@@ -43,11 +43,13 @@ __device__ float4 load4(const float *X, int ld, int row, int col, int rows, int 
     return make_float4(v[0], v[1], v[2], v[3]);
 }
 
+/** alpha * acc + beta * c, without reading c when beta == 0. */
 __device__ float update(float acc, float alpha, float beta, const float *c)
 {
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; /* C is not read when beta == 0 */
 }
 
+/** Step 05's kernel with 128-bit global and shared accesses where alignment allows (vec_*). */
 __global__ void __launch_bounds__(THREADS)
 sgemm_float4(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
              float beta, float *C, int ldc, bool vec_a, bool vec_b, bool vec_c)

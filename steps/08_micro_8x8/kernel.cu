@@ -30,8 +30,8 @@ static_assert(TM == 2 * VEC && TN == 2 * VEC, "a thread's rows (columns) are two
 static_assert((BM / VEC) * BK == THREADS && (BK / VEC) * BN == THREADS,
               "each thread copies exactly one float4 of each tile");
 
-/* X(row .. row+3, col) of a rows x cols matrix: one 128-bit load when allowed, else four
- * guarded scalar loads. Elements outside the matrix read as 0 (they add nothing). */
+/** X(row .. row+3, col) of a rows x cols matrix: one 128-bit load when allowed, else four
+ *  guarded scalar loads. Elements outside the matrix read as 0 (they add nothing). */
 __device__ float4 load4(const float *X, int ld, int row, int col, int rows, int cols, bool vec)
 {
     if (vec && row + VEC <= rows && col < cols)
@@ -43,12 +43,13 @@ __device__ float4 load4(const float *X, int ld, int row, int col, int rows, int 
     return make_float4(v[0], v[1], v[2], v[3]);
 }
 
+/** alpha * acc + beta * c, without reading c when beta == 0. */
 __device__ float update(float acc, float alpha, float beta, const float *c)
 {
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; /* C is not read when beta == 0 */
 }
 
-/* C(i .. i+3, j) = alpha * acc + beta * C: one 128-bit read and write when allowed. */
+/** C(i .. i+3, j) = alpha * acc + beta * C: one 128-bit read and write when allowed. */
 __device__ void store4(float *C, int ldc, int i, int j, int M, int N, float4 acc, float alpha,
                        float beta, bool vec)
 {
@@ -69,6 +70,7 @@ __device__ void store4(float *C, int ldc, int i, int j, int M, int N, float4 acc
     }
 }
 
+/** C = alpha*A*B + beta*C; each thread computes an 8 x 8 block of C in four 4 x 4 quadrants. */
 __global__ void __launch_bounds__(THREADS, 2) /* two blocks per SM: at most 128 registers */
 sgemm_micro_8x8(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc, bool vec_a, bool vec_b, bool vec_c)
