@@ -1,73 +1,167 @@
 #!/usr/bin/env bash
-# The main job: build, verify and benchmark every step this machine can run.
+# The main job: build, verify and benchmark every step this machine can run, then chart it.
 #
-#   ./run_all.sh            every runnable step's default sweep
-#   ./run_all.sh --quick    a small sweep (smoke run)
-#   ./run_all.sh --help
+#   ./run_all.sh [--steps LIST] [--quick] [--resume] [--out DIR] [--no-plots] [--help]
 #
-# Results go to plots/data/<device>/stepNN.csv (device name made file-safe,
-# e.g. h200), one file per step, each written to a temporary file and renamed
-# when complete. A step whose verification fails is reported and makes the exit
-# status non-zero, but the other steps still run.
+#   --steps LIST  only these steps: numbers, ranges and lists, e.g. 02-08 or 00,05,12-13
+#   --quick       a small sweep (128, 256, 512; 3 repetitions): a smoke run
+#   --resume      skip the steps a previous, interrupted run of the same kind completed
+#   --out DIR     write data to DIR/data/<device> and charts to DIR/charts/<device>
+#                 (default: plots, i.e. plots/data/<device>/stepNN.csv)
+#   --no-plots    do not render the charts
+#
+# <device> is the GPU's name made file-safe (NVIDIA H200 -> h200), or the CPU's
+# on a machine without a GPU. Each step's CSV is written to a temporary file and
+# renamed when complete, so an interrupted run loses nothing but the step it was
+# in. A step that fails verification is reported and makes the exit status 1, but
+# the other steps still run. Without a GPU, the GPU steps are skipped and the
+# charts of the GPU parts are rendered from the committed H200 data.
 set -u
 cd "$(dirname "$0")" || exit 2
 
-QUICK=0
-for arg in "$@"; do
-    case "$arg" in
+ORIG_ARGS="$*"
+usage() { echo "usage: ./run_all.sh [--steps LIST] [--quick] [--resume] [--out DIR] [--no-plots] [--help]"; }
+QUICK=0 RESUME=0 PLOTS=1 OUTDIR=plots STEPS_ARG=""
+while [ $# -gt 0 ]; do
+    case "$1" in
         --quick) QUICK=1 ;;
-        --help|-h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "run_all.sh: error: unknown argument '$arg'"; echo "usage: ./run_all.sh [--quick] [--help]"; exit 2 ;;
+        --resume) RESUME=1 ;;
+        --no-plots) PLOTS=0 ;;
+        --steps) STEPS_ARG=${2:-}; [ -n "$STEPS_ARG" ] || { echo "run_all.sh: error: --steps needs a list"; usage; exit 2; }; shift ;;
+        --out) OUTDIR=${2:-}; [ -n "$OUTDIR" ] || { echo "run_all.sh: error: --out needs a directory"; usage; exit 2; }; shift ;;
+        --help|-h) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "run_all.sh: error: unknown argument '$1'"; usage; exit 2 ;;
     esac
+    shift
 done
+
+# in_list NN LIST: is step NN in a list like 02-08,12?
+in_list() {
+    local n=$((10#$1)) item lo hi
+    for item in ${2//,/ }; do
+        lo=${item%-*}; hi=${item#*-}
+        [[ "$lo" =~ ^[0-9]+$ && "$hi" =~ ^[0-9]+$ ]] || { echo "run_all.sh: error: bad --steps item '$item'" >&2; exit 2; }
+        [ "$n" -ge "$((10#$lo))" ] && [ "$n" -le "$((10#$hi))" ] && return 0
+    done
+    return 1
+}
+[ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG" >/dev/null || true # validates the list early
 
 T0=$(date +%s)
-tests/deps.sh || exit 1
-echo "== building"
-make --no-print-directory -j"$(nproc)" all >build.log 2>&1 || { tail -n 30 build.log; echo "run_all.sh: build failed (build.log)"; exit 1; }
-rm -f build.log
+elapsed() { local s=$(( $(date +%s) - T0 )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
+echo "== checking what this machine has"
+tests/deps.sh || exit 1
 . tests/lib.sh
-slug() { tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
+HAVE_GNUPLOT=1; command -v gnuplot >/dev/null 2>&1 || HAVE_GNUPLOT=0
+slug() { tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/([^)]*)//g' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
+CPU_NAME=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+CPU_FLAGS=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+SIMD=portable; [[ "$CPU_FLAGS" == *" avx2"* ]] && SIMD=AVX2; [[ "$CPU_FLAGS" == *" avx512f"* ]] && SIMD=AVX-512
+MPI=no; command -v mpirun >/dev/null 2>&1 && MPI=yes
+echo "   CPU: ${CPU_NAME:-unknown} ($(nproc) cores, $SIMD), MPI: $MPI, gnuplot: $([ $HAVE_GNUPLOT = 1 ] && echo yes || echo no)"
 if have_gpu; then
     GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-    DATA=plots/data/$(printf '%s' "$GPU_NAME" | slug)
-    STEPS="$(gpu_steps) $(cpu_steps)"
-    echo "== GPU: $GPU_NAME -> $DATA"
+    GPU_CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
+    DEVICE=$(printf '%s' "$GPU_NAME" | slug)
+    echo "   GPU: $GPU_NAME (compute capability $GPU_CC)"
 else
-    DATA=plots/data/$(hostname | slug)
-    STEPS="$(cpu_steps)"
-    echo "== no CUDA device: running the CPU steps only (the charts keep the committed H200 data)"
+    DEVICE=$(printf '%s' "${CPU_NAME:-cpu}" | slug)
+    echo "   no CUDA device: the GPU steps are built but not run; the GPU charts use the committed H200 data"
 fi
+DATA=$OUTDIR/data/$DEVICE
 mkdir -p "$DATA"
-if have_gpu; then
-    build/peak --csv "$DATA/peak.csv.tmp" && mv "$DATA/peak.csv.tmp" "$DATA/peak.csv"
+
+echo "== building ($(elapsed))"
+make --no-print-directory -j"$(nproc)" all >"$DATA/build.log" 2>&1 ||
+    { tail -n 30 "$DATA/build.log"; echo "run_all.sh: the build failed ($DATA/build.log)"; exit 1; }
+rm -f "$DATA/build.log"
+
+# The steps to run, in order: every CPU step, and the GPU steps when there is a GPU.
+STEPS=""
+for d in steps/[0-9][0-9]_*/; do
+    step=$(basename "$d")
+    [ -f "$d/kernel.cu" ] && ! have_gpu && continue
+    [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
+    STEPS="$STEPS $step"
+done
+NSTEPS=$(echo $STEPS | wc -w)
+
+# --resume: the state file names the kind of run and the steps it completed.
+KIND="quick=$QUICK"
+STATE=$DATA/.run_all.state
+if [ "$RESUME" -eq 1 ] && [ -f "$STATE" ] && [ "$(head -n 1 "$STATE")" = "$KIND" ]; then
+    echo "== resuming: $(($(wc -l <"$STATE") - 1)) steps already done"
+else
+    echo "$KIND" >"$STATE"
 fi
 
-SWEEP_ARGS=()
-[ "$QUICK" -eq 1 ] && SWEEP_ARGS=(--sizes 128,256,512 --reps 3 --warmup 1)
+if have_gpu && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
+    build/peak --csv "$DATA/peak.csv.tmp" >/dev/null && mv "$DATA/peak.csv.tmp" "$DATA/peak.csv"
+fi
+{
+    echo "date=$(date +%F)"
+    echo "device=${GPU_NAME:-$CPU_NAME}"
+    echo "command=./run_all.sh $ORIG_ARGS"
+} >"$DATA/meta.txt"
+
+SWEEP=()
+[ "$QUICK" -eq 1 ] && SWEEP=(--sizes 128,256,512 --reps 3 --warmup 1)
+STATUS=0 DONE=0 RUN_SECONDS=0
 SUMMARY=()
-STATUS=0
 for step in $STEPS; do
-    bin=$(step_bin "$step")
-    csv="$DATA/step${step%%_*}.csv"
-    echo "== $step ($(( $(date +%s) - T0 )) s elapsed)"
-    rm -f "$csv.tmp"
-    "$bin" "${SWEEP_ARGS[@]}" --csv "$csv.tmp"
-    rc=$?
-    if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then
-        mv "$csv.tmp" "$csv"
-        last=$(tail -n 1 "$csv")
-        IFS=, read -r _ _ _ _ m _ _ _ _ gflops _ ratio _ _ <<<"$last"
-        SUMMARY+=("$(printf '%-22s %7s %12s %7s  %s' "$step" "$m" "$gflops" "$ratio" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)")")
+    n=${step%%_*}
+    bin=build/step$n
+    csv=$DATA/step$n.csv
+    DONE=$((DONE + 1))
+    if grep -qx "$step" "$STATE" && [ -f "$csv" ]; then
+        echo "== [$DONE/$NSTEPS] $step: done in an earlier run (--resume)"
     else
-        SUMMARY+=("$(printf '%-22s %7s %12s %7s  %s' "$step" - - - "exit $rc")")
+        eta="?"
+        [ "$DONE" -gt 1 ] && [ "$RUN_SECONDS" -gt 0 ] && eta="~$(( RUN_SECONDS / (DONE - 1) * (NSTEPS - DONE + 1) / 60 + 1 )) min"
+        echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
+        t0=$(date +%s)
+        rm -f "$csv.tmp"
+        "$bin" "${SWEEP[@]}" --csv "$csv.tmp"
+        rc=$?
+        RUN_SECONDS=$((RUN_SECONDS + $(date +%s) - t0))
+        case $rc in
+            0|1) mv "$csv.tmp" "$csv"; echo "$step" >>"$STATE" ;;
+            4) rm -f "$csv.tmp"; echo "   $step: this hardware cannot run it (exit 4): skipped" ;;
+            *) rm -f "$csv.tmp"; echo "   $step: failed to run (exit $rc)"; STATUS=1 ;;
+        esac
+        [ "$rc" -eq 1 ] && STATUS=1
     fi
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && STATUS=1
 done
 
+# Summary: the headline size is 4096 for GPU steps, 2048 for CPU steps (or the largest run).
 echo
-printf '%-22s %7s %12s %7s  %s\n' step size GFLOP/s ratio check
-printf '%s\n' "${SUMMARY[@]}"
-echo "run_all.sh: $(( $(date +%s) - T0 )) s; data in $DATA/"
+printf '%-18s %6s %11s %7s %8s  %s\n' step size GFLOP/s ratio speedup check
+prev_g=""
+for step in $STEPS; do
+    n=${step%%_*}
+    csv=$DATA/step$n.csv
+    if [ ! -f "$csv" ]; then printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "not run"; prev_g=""; continue; fi
+    H=4096; [ -f "steps/$step/kernel.c" ] && H=2048
+    read -r size g r fails <<<"$(awk -F, -v H="$H" 'NR > 1 { if ($14 != "PASS") f++
+        if ($5 == $6 && $6 == $7) { last = $5 " " $10 " " $12; if ($5 == H) hit = last } }
+        END { print (hit != "" ? hit : last), f + 0 }' "$csv")"
+    speedup="-"; [ -n "$prev_g" ] && speedup=$(awk -v a="$g" -v b="$prev_g" 'BEGIN { printf "%.2fx", a / b }')
+    check=PASS; [ "$fails" -gt 0 ] && check="FAIL ($fails)"
+    printf '%-18s %6s %11.0f %7.3f %8s  %s\n' "$step" "$size" "$g" "$r" "$speedup" "$check"
+    prev_g=$g
+done
+
+if [ "$PLOTS" -eq 1 ]; then
+    if [ "$HAVE_GNUPLOT" -eq 0 ]; then
+        echo "== no gnuplot: the CSVs are in $DATA/; to draw the charts later: apt-get install gnuplot-nox && make plots"
+    else
+        echo "== charts ($(elapsed))"
+        plots/render.sh --data "$DATA" --out "$OUTDIR/charts/$DEVICE" | tail -n 1
+        if [ "$DATA" != plots/data/h200 ] && ! have_gpu; then
+            plots/render.sh --data plots/data/h200 --out "$OUTDIR/charts/h200" | tail -n 1
+        fi
+    fi
+fi
+echo "run_all.sh: $(elapsed) in all; data in $DATA/"
 exit $STATUS

@@ -28,6 +28,7 @@ done
 
 . tests/cli.sh
 . tests/steps.sh
+. tests/artifacts.sh
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }

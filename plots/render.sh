@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Renders the charts from measured CSVs with gnuplot, each as PNG (pngcairo) and SVG.
+#
+#   plots/render.sh [--data DIR] [--out DIR]
+#
+# DIR holds the stepNN.csv files of one machine (and peak.csv, meta.txt when
+# present); default plots/data/h200. The charts go to OUT (default
+# plots/charts/<name of DIR>):
+#
+#   progress_partN   GFLOP/s of every step of part N at the headline size, as bars,
+#                    with the baseline (and, for FP32, the measured FMA peak) as lines
+#   sweep_partN      GFLOP/s against size for the steps of part N and the baseline
+#   pairs/stepNN     step NN against the previous step and the baseline (in its lesson)
+#   roofline         the measured FP32 peak and bandwidth, each GPU step at the
+#                    arithmetic intensity its tile implies (plots/tiles.csv)
+#
+# Steps are found from the file names, so a new step appears without editing this.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+DATA=plots/data/h200
+OUT=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --data) DATA=${2:?--data needs a directory}; shift 2 ;;
+        --out) OUT=${2:?--out needs a directory}; shift 2 ;;
+        --help|-h) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "render: error: unknown argument '$1'" >&2; echo "usage: plots/render.sh [--data DIR] [--out DIR]" >&2; exit 2 ;;
+    esac
+done
+[ -n "$OUT" ] || OUT=plots/charts/$(basename "$DATA")
+if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "render: gnuplot is not installed: no charts (apt-get install gnuplot-nox, then make plots)"
+    exit 0
+fi
+[ -d "$DATA" ] || { echo "render: error: no data directory '$DATA'" >&2; exit 2; }
+if ! ls "$DATA"/step[0-9][0-9].csv >/dev/null 2>&1; then
+    echo "render: no step data in $DATA: nothing to draw"
+    exit 0
+fi
+mkdir -p "$OUT/pairs"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# The parts of the ladder: number, first and last step, title, headline size, baseline name.
+PARTS="1:00:12:Part I - SGEMM on CUDA cores (FP32):4096
+2:13:17:Part II - DGEMM on the CPU (FP64):2048
+3:18:19:Part III - CPU + GPU and MPI (FP64):4096
+4:20:24:Part IV - tensor cores (BF16 in, FP32 accumulate):4096"
+
+steps_in() { # FIRST LAST: the step numbers with a CSV, in order
+    for f in "$DATA"/step[0-9][0-9].csv; do
+        [ -f "$f" ] || continue
+        n=$(basename "$f" .csv); n=${n#step}
+        [ "$((10#$n))" -ge "$((10#$1))" ] && [ "$((10#$n))" -le "$((10#$2))" ] && echo "$n"
+    done
+}
+field() { awk -F, 'NR == 2 { print $'"$2"'; exit }' "$DATA/step$1.csv"; } # STEP COLUMN of the first row
+DEVICE=$(for f in "$DATA"/step[0-9][0-9].csv; do awk -F, 'NR == 2 { print $4; exit }' "$f"; break; done)
+DATE=$(sed -n 's/^date=//p' "$DATA/meta.txt" 2>/dev/null)
+[ -n "$DATE" ] || DATE=$(date -r "$(ls "$DATA"/*.csv | head -n 1)" +%F)
+PEAK=$(awk -F, 'NR == 2 { print $2 }' "$DATA/peak.csv" 2>/dev/null)
+BANDWIDTH=$(awk -F, 'NR == 2 { print $3 }' "$DATA/peak.csv" 2>/dev/null)
+
+# square.dat of a step: n, GFLOP/s, baseline GFLOP/s for its square shapes.
+square() { awk -F, 'NR > 1 && $5 == $6 && $6 == $7 { print $5, $10, $11 }' "$DATA/step$1.csv"; }
+# The row at size H (or, if the step did not run H, its largest square size): n gflops baseline ratio.
+headline() {
+    awk -F, -v H="$2" 'NR > 1 && $5 == $6 && $6 == $7 { last = $5 " " $10 " " $11 " " $12
+                        if ($5 == H) { hit = last } } END { print (hit != "" ? hit : last) }' "$DATA/step$1.csv"
+}
+
+# terminals NAME: the two outputs of one chart, as gnuplot commands run twice.
+render() { # NAME SCRIPT-FILE
+    local name=$1 script=$2
+    for fmt in png svg; do
+        {
+            if [ $fmt = png ]; then echo "set terminal pngcairo size 1100,620 font 'Sans,11' noenhanced"
+            else echo "set terminal svg size 1100,620 font 'Sans,11' noenhanced background '#ffffff'"; fi
+            echo "set output '$OUT/$name.$fmt'"
+            cat "$script"
+        } | gnuplot 2>"$TMP/gnuplot.err" || { echo "render: gnuplot failed on $name:"; cat "$TMP/gnuplot.err"; return 1; }
+    done
+    echo "  $OUT/$name.png, .svg"
+}
+
+COLORS="#332288 #88ccee #44aa99 #117733 #999933 #ddcc77 #cc6677 #882255 #aa4499 #4477aa #ee6677 #000000 #bbbbbb"
+color() { echo "$COLORS" | tr ' ' '\n' | sed -n "$(( $1 % 13 + 1 ))p"; }
+
+status=0
+echo "render: $DATA ($DEVICE, $DATE) -> $OUT"
+while IFS=: read -r part first last title H; do
+    steps=$(steps_in "$first" "$last")
+    [ -n "$steps" ] || continue
+    base_name=$(case $part in 1) echo "cuBLAS SGEMM" ;; 2) echo "OpenBLAS DGEMM" ;; 3) echo "cuBLAS DGEMM" ;; *) echo "cuBLAS BF16 GEMM" ;; esac)
+
+    # 1. progress: bars at the headline size (step 00, the baseline itself, is the line).
+    : >"$TMP/bars.dat"; base=""; sizes=""
+    for s in $steps; do
+        read -r n g b r <<<"$(headline "$s" "$H")"
+        [ -n "$n" ] || continue
+        if [ "$s" = 00 ]; then base=$g; continue; fi
+        printf '"%s %s" %s %s %s\n' "$s" "$(field "$s" 2)" "$g" "$r" "$n" >>"$TMP/bars.dat"
+        [ -n "$base" ] || base=$b
+        sizes="$sizes $n"
+    done
+    if [ -s "$TMP/bars.dat" ]; then
+        nbars=$(wc -l <"$TMP/bars.dat")
+        size_note="${H}^3"; [ "$(echo "$sizes" | tr ' ' '\n' | grep -v "^$H$" | grep -c .)" -gt 0 ] && size_note="${H}^3 (largest size run where smaller)"
+        {
+            echo "set title \"$title: every step at $size_note\\n$DEVICE, data of $DATE\""
+            # room above the highest bar or line for the key
+            ymax=$(awk -v b="${base:-0}" -v p="${PEAK:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            echo "set ylabel 'GFLOP/s'; set grid ytics; set yrange [0:$ymax]; set xrange [-0.6:$nbars - 0.4]"
+            echo "set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left opaque box"
+            echo "set xtics rotate by -35 scale 0 font ',10'; set bmargin 6"
+            echo "base = ${base:-0}; peak = ${PEAK:-0}"
+            printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: TFLOP/s, ratio to %s)', " "$TMP/bars.dat" "$base_name"
+            printf "'' using 0:2:(sprintf('%%.1f (%%.2f)', \$2 / 1000.0, \$3)) with labels offset 0,0.8 font ',9' notitle, "
+            printf "base with lines dt 2 lw 2 lc rgb '#cc3311' title sprintf('%s: %%.1f TFLOP/s', base / 1000.0)" "$base_name"
+            [ "$part" = 1 ] && [ -n "$PEAK" ] && printf ", peak with lines dt 3 lw 2 lc rgb '#000000' title sprintf('FP32 FMA peak (build/peak): %%.1f TFLOP/s', peak / 1000.0)"
+            echo
+        } >"$TMP/progress.gp"
+        render "progress_part$part" "$TMP/progress.gp" || status=1
+    fi
+
+    # 2. sweep: every step of the part against size, and the baseline of the last one
+    #    (step 00 is the baseline itself: its own line would hide under the baseline's).
+    plot=""; i=0; last_step=""
+    for s in $steps; do
+        square "$s" >"$TMP/sq$s.dat"
+        [ -s "$TMP/sq$s.dat" ] && [ "$s" != 00 ] || continue
+        plot="$plot '$TMP/sq$s.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '$(color $i)' title '$s $(field "$s" 2)',"
+        i=$((i + 1)); last_step=$s
+    done
+    if [ -n "$last_step" ]; then
+        {
+            echo "set title \"$title: GFLOP/s against size (M = N = K)\\n$DEVICE, data of $DATE\""
+            echo "set xlabel 'M = N = K'; set ylabel 'GFLOP/s'; set logscale x 2; set grid; set yrange [0:*]"
+            echo "set key outside right top font ',10'"
+            echo "plot $plot '$TMP/sq$last_step.dat' using 1:3 with lines dt 2 lw 3 lc rgb '#cc3311' title '$base_name'"
+        } >"$TMP/sweep.gp"
+        render "sweep_part$part" "$TMP/sweep.gp" || status=1
+    fi
+
+    # 3. pairs: each step against the previous step of its part and its own baseline.
+    prev=""
+    for s in $steps; do
+        if [ "$s" != 00 ] && [ -s "$TMP/sq$s.dat" ]; then
+            {
+                echo "set title \"Step $s $(field "$s" 2) against ${prev:+step $prev and }$base_name\\n$DEVICE, data of $DATE\""
+                echo "set xlabel 'M = N = K'; set ylabel 'GFLOP/s'; set logscale x 2; set grid; set yrange [0:*]; set key top left"
+                printf "plot '%s' using 1:2 with linespoints lw 3 pt 7 lc rgb '#4477aa' title 'step %s %s'" "$TMP/sq$s.dat" "$s" "$(field "$s" 2)"
+                [ -n "$prev" ] && [ "$prev" != 00 ] && printf ", '%s' using 1:2 with linespoints lw 2 pt 5 lc rgb '#228833' title 'step %s %s'" "$TMP/sq$prev.dat" "$prev" "$(field "$prev" 2)"
+                printf ", '%s' using 1:3 with lines dt 2 lw 3 lc rgb '#cc3311' title '%s (same run)'\n" "$TMP/sq$s.dat" "$base_name"
+            } >"$TMP/pair.gp"
+            render "pairs/step$s" "$TMP/pair.gp" || status=1
+        fi
+        prev=$s
+    done
+done <<<"$PARTS"
+
+# 4. roofline: GPU FP32 steps at the intensity their tile implies, against the two ceilings.
+if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
+    : >"$TMP/roof.dat"
+    while IFS=, read -r s bm bn; do
+        case "$s" in ''|\#*|step) continue ;; esac
+        [ -f "$DATA/step$s.csv" ] || continue
+        read -r n g _ _ <<<"$(headline "$s" 4096)"
+        [ -n "$n" ] || continue
+        # bm x bn tile: bm*bn / (2 (bm + bn)) flop per byte of FP32 data; no tile: 2 flops per 8 bytes.
+        ai=$(awk -v m="$bm" -v n="$bn" 'BEGIN { print (m == 0 ? 0.25 : m * n / (2.0 * (m + n))) }')
+        echo "$ai $g $s" >>"$TMP/roof.dat"
+    done <plots/tiles.csv
+    # Steps with the same tile and nearly the same rate (within 3%) share one label: "02,03".
+    awk '{ key = $1 " " int(log($2) / log(1.03)); lab[key] = (cnt[key]++ ? lab[key] "," : "") $3
+           x[key] = $1; y[key] = $2 } END { for (k in lab) print x[k], y[k], lab[k], x[k] * 1.12 }' \
+        "$TMP/roof.dat" | sort -n >"$TMP/roof2.dat"
+    mv "$TMP/roof2.dat" "$TMP/roof.dat"
+    if [ -s "$TMP/roof.dat" ]; then
+        base=$(headline 00 4096 2>/dev/null | awk '{ print $2 }')
+        {
+            echo "set title \"Roofline, FP32: each step at the DRAM intensity its block tile implies (plots/tiles.csv), 4096^3\\n$DEVICE, data of $DATE\""
+            echo "set xlabel 'arithmetic intensity (flop per byte of DRAM traffic, no reuse between blocks)'; set ylabel 'GFLOP/s'"
+            echo "set logscale xy; set xrange [0.1:200]; set yrange [100:100000]; set grid; set key bottom right"
+            echo "peak = $PEAK; bw = $BANDWIDTH; roof(x) = (bw * x < peak) ? bw * x : peak; set samples 400"
+            printf "plot roof(x) with lines lw 3 lc rgb '#000000' title sprintf('min(%%.1f TFLOP/s, %%.2f TB/s x intensity)', peak / 1000.0, bw / 1000.0), "
+            printf "'%s' using 1:2 with points pt 7 ps 1.5 lc rgb '#4477aa' title 'step at 4096^3', " "$TMP/roof.dat"
+            printf "'' using 4:2:3 with labels left offset 0,0.6 font ',10' notitle"
+            [ -n "$base" ] && printf ", %s with lines dt 2 lw 2 lc rgb '#cc3311' title 'cuBLAS SGEMM at 4096^3'" "$base"
+            echo
+        } >"$TMP/roof.gp"
+        render roofline "$TMP/roof.gp" || status=1
+    fi
+fi
+exit $status
