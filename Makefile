@@ -149,10 +149,11 @@ profile: need-step
 	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
 
 # The charts of every machine's data (plots/data/<device> -> plots/charts/<device>), and the
-# README's step table from the H200 data. Needs gnuplot; without it, says so and renders nothing.
+# README's step table and the lessons' tables from the H200 data. Needs gnuplot; without it, says so and renders nothing.
 plots:
 	@for d in plots/data/*/; do plots/render.sh --data "$${d%/}" || exit 1; done
 	@plots/readme_table.sh
+	@plots/lesson_tables.sh
 
 # HTML documentation from common/, the steps and their lessons (needs doxygen).
 docs:

@@ -147,11 +147,12 @@ while IFS=: read -r part first last title H; do
     prev=""
     for s in $steps; do
         if [ "$s" != 00 ] && [ -s "$TMP/sq$s.dat" ]; then
+            [ "$prev" = 00 ] && prev="" # step 00 is the baseline itself, already drawn
             {
                 echo "set title \"Step $s $(field "$s" 2) against ${prev:+step $prev and }$base_name\\n$DEVICE, data of $DATE\""
                 echo "set xlabel 'M = N = K'; set ylabel 'GFLOP/s'; set logscale x 2; set grid; set yrange [0:*]; set key top left"
                 printf "plot '%s' using 1:2 with linespoints lw 3 pt 7 lc rgb '#4477aa' title 'step %s %s'" "$TMP/sq$s.dat" "$s" "$(field "$s" 2)"
-                [ -n "$prev" ] && [ "$prev" != 00 ] && printf ", '%s' using 1:2 with linespoints lw 2 pt 5 lc rgb '#228833' title 'step %s %s'" "$TMP/sq$prev.dat" "$prev" "$(field "$prev" 2)"
+                [ -n "$prev" ] && printf ", '%s' using 1:2 with linespoints lw 2 pt 5 lc rgb '#228833' title 'step %s %s'" "$TMP/sq$prev.dat" "$prev" "$(field "$prev" 2)"
                 printf ", '%s' using 1:3 with lines dt 2 lw 3 lc rgb '#cc3311' title '%s (same run)'\n" "$TMP/sq$s.dat" "$base_name"
             } >"$TMP/pair.gp"
             render "pairs/step$s" "$TMP/pair.gp" || status=1

@@ -39,6 +39,8 @@ fi
 
 plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches plots/data/h200" ||
     fail "README step table is stale: $(sed -n 2p "$TMP_ART/table.log")"
+plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 && pass "every lesson's Measured table matches plots/data/h200" ||
+    fail "$(head -n 1 "$TMP_ART/lessons.log")"
 
 # run_all.sh --quick must complete here, GPU or not.
 if ./run_all.sh --quick --out "$TMP_ART/quick" >"$TMP_ART/quick.log" 2>&1; then
