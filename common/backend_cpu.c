@@ -6,12 +6,14 @@
 #define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN) */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "cli.h"
+#include "cpu_info.h"
 #include "error.h"
 #include "matrix.h"
 #include "reference_cpu.h"
@@ -20,6 +22,7 @@
 static struct {
     const double *A, *B, *C0; /* main()'s host arrays */
     double *C;                /* the step's output buffer, ldc x n */
+    int threads;              /* threads of the step, and so of the baseline */
 } h;
 
 /* The CPU's model name from /proc/cpuinfo, or "CPU" where there is none. */
@@ -50,10 +53,15 @@ void backend_init(const struct step *st, struct backend_info *info)
         die(EXIT_RUNTIME, "the CPU harness runs FP64 steps only");
     cpu_name(info->device, sizeof info->device);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    snprintf(info->details, sizeof info->details, "%ld cores online, AVX-512 %s, AVX2 %s", cores,
-             __builtin_cpu_supports("avx512f") ? "yes" : "no",
-             __builtin_cpu_supports("avx2") ? "yes" : "no");
-    info->baseline = "OpenBLAS DGEMM";
+    /* A single-threaded step is measured against single-threaded OpenBLAS; a threaded one
+     * against OpenBLAS on as many threads as OpenMP gives the step (OMP_NUM_THREADS). */
+    h.threads = st->cpu_threads == 1 ? 1 : omp_get_max_threads();
+    struct cpu_caches c = cpu_cache_sizes();
+    snprintf(info->details, sizeof info->details,
+             "%ld cores online, widest ISA %s, L1d %ld KiB, L2 %ld KiB, L3 %ld MiB; %d thread%s",
+             cores, cpu_isa_name(cpu_best_isa()), c.l1d / 1024, c.l2 / 1024, c.l3 / (1024 * 1024),
+             h.threads, h.threads == 1 ? "" : "s");
+    info->baseline = h.threads == 1 ? "OpenBLAS DGEMM (1 thread)" : "OpenBLAS DGEMM (all threads)";
     info->device_memory = 0.0;
 }
 
@@ -117,6 +125,9 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
 void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
                   double *ms)
 {
+    int saved = openblas_get_num_threads();
+    if (what == RUN_BASELINE)
+        openblas_set_num_threads(h.threads);
     for (int r = 0; r < warmup; ++r)
         run_once(st, p, what);
     for (int r = 0; r < reps; ++r) {
@@ -124,6 +135,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
         run_once(st, p, what);
         ms[r] = 1e3 * (wall_seconds() - t0);
     }
+    openblas_set_num_threads(saved); /* the reference keeps all threads */
 }
 
 void backend_shutdown(void)

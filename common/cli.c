@@ -161,7 +161,7 @@ long long cli_resolve_ld(struct ld_spec spec, int rows)
 
 /* Long options without a short form get codes above the char range. */
 enum { OPT_LDA = 256, OPT_LDB, OPT_LDC, OPT_ALPHA, OPT_BETA, OPT_SIZES, OPT_REPS,
-       OPT_WARMUP, OPT_SEED, OPT_NOCHECK, OPT_CSV, OPT_QUIET, OPT_HELP };
+       OPT_WARMUP, OPT_SEED, OPT_NOCHECK, OPT_CSV, OPT_QUIET, OPT_HELP, OPT_PARAM };
 
 int cli_parse(int argc, char **argv, struct options *opt, char *err, size_t errlen)
 {
@@ -172,7 +172,8 @@ int cli_parse(int argc, char **argv, struct options *opt, char *err, size_t errl
         {"reps", required_argument, 0, OPT_REPS},   {"warmup", required_argument, 0, OPT_WARMUP},
         {"seed", required_argument, 0, OPT_SEED},   {"no-check", no_argument, 0, OPT_NOCHECK},
         {"csv", required_argument, 0, OPT_CSV},     {"quiet", no_argument, 0, OPT_QUIET},
-        {"help", no_argument, 0, OPT_HELP},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, OPT_HELP},         {"param", required_argument, 0, OPT_PARAM},
+        {0, 0, 0, 0}};
 
     memset(opt, 0, sizeof *opt);
     opt->alpha = 1.0;
@@ -232,6 +233,13 @@ int cli_parse(int argc, char **argv, struct options *opt, char *err, size_t errl
             break;
         case OPT_QUIET: opt->quiet = 1; break;
         case OPT_HELP: opt->help = 1; break;
+        case OPT_PARAM:
+            if (strchr(arg, '=') == NULL || arg[0] == '=')
+                return fail(err, errlen, "--param takes NAME=VALUE, got '%s'", arg);
+            if (opt->nparams >= MAX_PARAMS)
+                return fail(err, errlen, "more than %d --param settings", MAX_PARAMS);
+            opt->params[opt->nparams++] = arg;
+            break;
         case ':':
             return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
         default: /* '?': getopt sets optopt for an unknown short option, 0 for a long one */
@@ -263,7 +271,8 @@ void cli_print_usage(FILE *out, const char *prog)
     fprintf(out,
             "usage: %s [-m M] [-n N] [-k K] [--lda L] [--ldb L] [--ldc L]\n"
             "       [--alpha A] [--beta B] [--sizes LIST | FROM:TO:STEP]\n"
-            "       [--reps R] [--warmup W] [--seed S] [--no-check] [--csv FILE] [--quiet] [--help]\n",
+            "       [--reps R] [--warmup W] [--seed S] [--no-check] [--csv FILE] [--quiet]\n"
+            "       [--param NAME=VALUE] [--help]\n",
             prog);
 }
 
@@ -286,6 +295,7 @@ void cli_print_help(FILE *out, const char *prog)
           "  --no-check         skip verification (timing only)\n"
           "  --csv FILE         append one row per shape to FILE (header written if FILE is new)\n"
           "  --quiet            print nothing but errors and failures\n"
+          "  --param NAME=VALUE a setting of this step's own (its lesson lists them)\n"
           "  --help             this text\n"
           "\n"
           "Exit codes: 0 verified, 1 verification failed, 2 bad usage or a shape that does not\n"

@@ -24,6 +24,9 @@ enum {
 /** The most shapes one run accepts (a guard against a mistyped range). */
 #define MAX_SHAPES 4096
 
+/** The most --param settings one run accepts. */
+#define MAX_PARAMS 16
+
 /**
  * The largest M and N a run accepts. Kernels put C's tiles on a 2-D grid, and
  * CUDA caps gridDim.y at 65535 blocks: with tiles at least 16 wide that covers
@@ -63,6 +66,8 @@ struct options {
     int check;             /**< 0 with --no-check */
     const char *csv_path;  /**< NULL: no CSV */
     int quiet;             /**< 1 with --quiet: print only errors and failures */
+    const char *params[MAX_PARAMS]; /**< --param NAME=VALUE, in order, for the step's configure hook */
+    int nparams;           /**< how many --param */
     int help;              /**< 1 with --help */
 };
 

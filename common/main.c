@@ -215,9 +215,20 @@ int main(int argc, char **argv)
     char err[256];
     if (cli_parse(argc, argv, &opt, err, sizeof err) != 0)
         usage_error(err);
+    /* The step's own settings: checked now, before anything is allocated or run. */
+    char settings[256] = "";
+    if (st->configure != NULL) {
+        const char *bad = st->configure(opt.help ? 0 : opt.nparams, opt.params, settings, sizeof settings);
+        if (bad != NULL)
+            usage_error(bad);
+    } else if (opt.nparams > 0) {
+        usage_error("this step has no settings of its own: --param is not accepted");
+    }
     if (opt.help) {
         printf("%s %s: %s\n", prog, st->name, st->summary);
         cli_print_help(stdout, prog);
+        if (settings[0] != '\0')
+            printf("\nThis step's settings (defaults): %s\n", settings);
         return EXIT_VERIFIED;
     }
     choose_shapes(st, &opt);
@@ -244,6 +255,8 @@ int main(int argc, char **argv)
                precision_name(st->precision), info.device, info.details, info.baseline,
                precision_round(st->precision, opt.alpha), precision_round(st->precision, opt.beta),
                (unsigned long long)opt.seed, opt.reps, opt.warmup);
+        if (settings[0] != '\0')
+            printf("settings: %s\n", settings);
         report_print_header(stdout);
     }
     int failures = 0;

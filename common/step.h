@@ -43,6 +43,16 @@ typedef void (*sgemm_fn)(int m, int n, int k, float alpha, const float *A, int l
 typedef void (*dgemm_fn)(int m, int n, int k, double alpha, const double *A, int lda,
                          const double *B, int ldb, double beta, double *C, int ldc);
 
+/**
+ * Optional hook of a step with settings of its own (`--param NAME=VALUE` on the
+ * command line, e.g. a loop order, block sizes or an instruction set).
+ * Called once, before anything runs, with the `--param` values in order.
+ * Returns NULL and writes a one-line description of the settings into @p desc,
+ * or returns a one-line error (exit 2).
+ */
+typedef const char *(*configure_fn)(int nparams, const char *const *params, char *desc,
+                                    unsigned desclen);
+
 /** What a step tells the harness about itself. */
 struct step {
     int number;            /**< 0..24: the step's place on the ladder */
@@ -54,6 +64,8 @@ struct step {
     int min_cc;            /**< GPU: lowest compute capability, e.g. 90 for sm_90 (0: any) */
     sgemm_fn sgemm;        /**< the launcher, for PRECISION_FP32 steps */
     dgemm_fn dgemm;        /**< the launcher, for PRECISION_FP64 steps */
+    int cpu_threads;       /**< CPU steps: 1 = single-threaded (the baseline too); 0 = all (OMP_NUM_THREADS) */
+    configure_fn configure;/**< optional: the step's own settings (NULL: none; --param is refused) */
 };
 
 /** Every step defines exactly one of these; the harness's main() reads it. */

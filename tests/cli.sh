@@ -52,6 +52,8 @@ for step in $(gpu_steps) $(cpu_steps); do
     expect_usage_error "$bin" "-m with --sizes"   -m 4 --sizes 8
     expect_usage_error "$bin" "over 2^31 elements" -m 50000 -n 50000 -k 1
     expect_usage_error "$bin" "M over the grid limit" -m 2000000 -n 1 -k 1
+    expect_usage_error "$bin" "unknown --param"   --param nosuch=1
+    expect_usage_error "$bin" "--param without =" --param nosuch
     if [ "$TOO_BIG_TESTABLE" -eq 1 ]; then
         expect_usage_error "$bin" "too big for memory" -m 46000 -n 46000 -k 46000
         # The message for a shape that cannot fit must say how many bytes it needs.

@@ -41,12 +41,34 @@ run_step() {
     echo "  $bin: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
 }
 
+# run_variants BIN: the step's other code paths (from the settings its --help lists) on the
+# small shapes: every narrower instruction set this CPU can run, the other loop order.
+run_variants() {
+    local bin=$1 settings variant
+    settings=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
+    for variant in $( [[ "$settings" == *isa=* ]] && echo isa=avx2 isa=c; [[ "$settings" == *order=* ]] && echo order=ijk ); do
+        if ! "$bin" --param "$variant" --help >/dev/null 2>&1; then
+            skip "$bin --param $variant: this CPU cannot run it"
+            continue
+        fi
+        for ab in $SCALARS; do
+            # shellcheck disable=SC2086
+            run_shape_set "$bin" "$SMALL_SHAPES" "${ab%,*}" "${ab#*,}" --param "$variant" $PADDING
+        done
+    done
+}
+
 section "CPU steps over the shape set"
-if [ -z "$(cpu_steps)" ]; then
-    echo "  (no CPU steps yet)"
-fi
+SMALL_SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513"
 for step in $(cpu_steps); do
     run_step "$(step_bin "$step")" "$SHAPES" "$SHAPES"
+    run_variants "$(step_bin "$step")"
+done
+# Threaded steps with an odd number of threads, more than there are cores here.
+for step in $(cpu_steps); do
+    if "$(step_bin "$step")" --help | grep -q OMP_NUM_THREADS; then
+        OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SHAPES" -1.5 0.5 $PADDING
+    fi
 done
 
 section "GPU steps over the shape set"
