@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
+#include "step.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -150,6 +151,22 @@ int cli_parse_sizes(const char *text, struct options *opt, char *err, size_t err
             return 0;
         p = comma + 1;
     }
+}
+
+int step_param_int(const char *param, const char *name, int lo, int hi, int *out, const char **bad)
+{
+    static char reason[96];
+    size_t len = strlen(name);
+    if (strncmp(param, name, len) != 0 || param[len] != '=')
+        return 0;
+    long long v;
+    if (parse_int(param + len + 1, lo, hi, &v) != 0) {
+        snprintf(reason, sizeof reason, "--param %s takes a whole number from %d to %d", name, lo, hi);
+        *bad = reason;
+    } else {
+        *out = (int)v;
+    }
+    return 1;
 }
 
 long long cli_resolve_ld(struct ld_spec spec, int rows)

@@ -53,6 +53,13 @@ typedef void (*dgemm_fn)(int m, int n, int k, double alpha, const double *A, int
 typedef const char *(*configure_fn)(int nparams, const char *const *params, char *desc,
                                     unsigned desclen);
 
+/**
+ * For configure hooks: if @p param is `NAME=VALUE` with @p name as NAME, parse VALUE as a whole
+ * number in [@p lo, @p hi] into @p out (or point @p bad at a one-line reason) and return 1;
+ * return 0 when NAME is another name.
+ */
+int step_param_int(const char *param, const char *name, int lo, int hi, int *out, const char **bad);
+
 /** What a step tells the harness about itself. */
 struct step {
     int number;            /**< 0..24: the step's place on the ladder */

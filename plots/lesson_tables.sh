@@ -9,10 +9,12 @@
 # in this step's run), this step against the baseline and against the previous step.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-DATA=plots/data/h200
+GPU_DATA=plots/data/h200      # GPU steps: the H200
+CPU_DATA=plots/data/amd-epyc  # CPU steps: the 2-core development machine
+DATA=$GPU_DATA
 BEGIN='<!-- measured:begin -->'
 END='<!-- measured:end -->'
-SIZES="1024 2048 4096 8192"
+SIZES="1024 2048 4096 8192"   # GPU; CPU steps: 512 1024 2048 4096
 
 gflops() { # STEP SIZE COLUMN: a number from the square row of that size
     awk -F, -v H="$2" -v c="$3" 'NR > 1 && $5 == H && $6 == H && $7 == H { print $c; exit }' "$DATA/step$1.csv"
@@ -37,7 +39,8 @@ table() { # STEP PREVIOUS-STEP-OR-EMPTY BASELINE-NAME
         echo "| n | step $s | $base | step $s / $base |"
         echo "| ---: | ---: | ---: | ---: |"
     fi
-    for n in $SIZES; do
+    local sizes=$SIZES; [ "$DATA" = "$CPU_DATA" ] && sizes="512 1024 2048 4096"
+    for n in $sizes; do
         g=$(gflops "$s" "$n" 10); [ -n "$g" ] || continue
         b=$(gflops "$s" "$n" 11)
         if [ -n "$p" ]; then
@@ -56,6 +59,7 @@ for d in steps/[0-9][0-9]_*/; do
     p=$prev; [ "$kind" = "$prev_kind" ] && [ "$prev" != 00 ] || p=""
     prev=$s; prev_kind=$kind
     lesson=$d/README.md
+    DATA=$GPU_DATA; [ "$kind" = c ] && DATA=$CPU_DATA
     grep -qx "$BEGIN" "$lesson" 2>/dev/null && [ -f "$DATA/step$s.csv" ] || continue
     base=$(case "$kind" in cu) echo cuBLAS ;; *) echo OpenBLAS ;; esac)
     new=$(mktemp)
@@ -70,5 +74,5 @@ for d in steps/[0-9][0-9]_*/; do
     fi
     rm -f "$new"
 done
-[ "${1:-}" = "--check" ] && [ "$status" -eq 0 ] && echo "lesson_tables: every lesson's table matches $DATA"
+[ "${1:-}" = "--check" ] && [ "$status" -eq 0 ] && echo "lesson_tables: every lesson's table matches $GPU_DATA and $CPU_DATA"
 exit $status

@@ -8,10 +8,12 @@
 #
 # One row per step directory: the link to its lesson, the idea (the step's
 # .summary in its kernel source), GFLOP/s and the ratio to the baseline at the
-# headline size (4096^3 on the GPU, 2048^3 on the CPU) from plots/data/h200.
+# headline size: 4096^3 for GPU steps (plots/data/h200), 2048^3 for CPU steps
+# (plots/data/amd-epyc, the development machine).
 set -u
 cd "$(dirname "$0")/.." || exit 2
-DATA=plots/data/h200
+DATA=plots/data/h200          # GPU steps
+CPU_DATA=plots/data/amd-epyc  # CPU steps: the 2-core development machine
 README=README.md
 BEGIN='<!-- step-table:begin -->'
 END='<!-- step-table:end -->'
@@ -23,13 +25,14 @@ table() {
         d=${d%/}; step=$(basename "$d"); n=${step%%_*}; name=${step#*_}
         src=$(ls "$d"/kernel.c* 2>/dev/null | head -n 1)
         idea=$(sed -n 's/^ *\.summary = "\(.*\)",$/\1/p' "$src" | head -n 1)
-        H=4096; [ "${src##*.}" = c ] && H=2048
+        H=4096 data=$DATA
+        [ "${src##*.}" = c ] && H=2048 data=$CPU_DATA
         numbers="| - | - |"
-        if [ -f "$DATA/step$n.csv" ]; then
+        if [ -f "$data/step$n.csv" ]; then
             numbers=$(awk -F, -v H="$H" 'NR > 1 && $5 == $6 && $6 == $7 { last = $0; if ($5 == H) hit = $0 }
                 END { row = (hit != "" ? hit : last); split(row, f, ",")
                       g = sprintf("%.0f", f[10]); while (g ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]$/, " &", g)
-                      printf "| %s%s | %.3f |", g, (f[5] == H ? "" : " (" f[5] "³)"), f[12] }' "$DATA/step$n.csv")
+                      printf "| %s%s | %.3f |", g, (f[5] == H ? "" : " (" f[5] "³)"), f[12] }' "$data/step$n.csv")
         fi
         echo "| [$n $name]($d/README.md) | $idea $numbers"
     done

@@ -13,6 +13,7 @@
 #   pairs/stepNN     step NN against the previous step and the baseline (in its lesson)
 #   roofline         the measured FP32 peak and bandwidth, each GPU step at the
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
+#   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
 #
 # Steps are found from the file names, so a new step appears without editing this.
 set -u
@@ -95,12 +96,15 @@ while IFS=: read -r part first last title H; do
     base_name=$(case $part in 1) echo "cuBLAS SGEMM" ;; 2) echo "OpenBLAS DGEMM" ;; 3) echo "cuBLAS DGEMM" ;; *) echo "cuBLAS BF16 GEMM" ;; esac)
 
     # 1. progress: bars at the headline size (step 00, the baseline itself, is the line).
-    : >"$TMP/bars.dat"; base=""; sizes=""
+    : >"$TMP/bars.dat"; base=""; base_all=""; sizes=""
     for s in $steps; do
         read -r n g b r <<<"$(headline "$s" "$H")"
         [ -n "$n" ] || continue
         if [ "$s" = 00 ]; then base=$g; continue; fi
         printf '"%s %s" %s %s %s\n' "$s" "$(field "$s" 2)" "$g" "$r" "$n" >>"$TMP/bars.dat"
+        # A threaded CPU step is measured against OpenBLAS on all threads: a second line.
+        src=$(ls steps/"$s"_*/kernel.c 2>/dev/null | head -n 1)
+        if [ -n "$src" ] && grep -q '\.cpu_threads = 0' "$src"; then base_all=$b; continue; fi
         [ -n "$base" ] || base=$b
         sizes="$sizes $n"
     done
@@ -110,14 +114,19 @@ while IFS=: read -r part first last title H; do
         {
             echo "set title \"$title: every step at $size_note\\n$DEVICE, data of $DATE\""
             # room above the highest bar or line for the key
-            ymax=$(awk -v b="${base:-0}" -v p="${PEAK:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            ymax=$(awk -v b="${base:-0}" -v p="${PEAK:-0}" -v a="${base_all:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (a > m) m = a; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            # labels in TFLOP/s on the GPU, in GFLOP/s where rates stay below a few TFLOP/s
+            unit=TFLOP/s; scale=1000.0; fmt='%%.1f' # (doubled: it passes through printf)
+            [ "$(awk -v y="$ymax" 'BEGIN { print (y < 3000) }')" = 1 ] && unit=GFLOP/s scale=1.0 fmt='%%.0f'
+            label_base=$base_name; [ -n "$base_all" ] && label_base="$base_name, 1 thread"
             echo "set ylabel 'GFLOP/s'; set grid ytics; set yrange [0:$ymax]; set xrange [-0.6:$nbars - 0.4]"
             echo "set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left opaque box"
             echo "set xtics rotate by -35 scale 0 font ',10'; set bmargin 6"
             echo "base = ${base:-0}; peak = ${PEAK:-0}"
-            printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: TFLOP/s, ratio to %s)', " "$TMP/bars.dat" "$base_name"
-            printf "'' using 0:2:(sprintf('%%.1f (%%.2f)', \$2 / 1000.0, \$3)) with labels offset 0,0.8 font ',9' notitle, "
-            printf "base with lines dt 2 lw 2 lc rgb '#cc3311' title sprintf('%s: %%.1f TFLOP/s', base / 1000.0)" "$base_name"
+            printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: %s, ratio to its %s)', " "$TMP/bars.dat" "$unit" "$base_name"
+            printf "'' using 0:2:(sprintf('$fmt (%%.2f)', \$2 / $scale, \$3)) with labels offset 0,0.8 font ',9' notitle, "
+            printf "base with lines dt 2 lw 2 lc rgb '#cc3311' title sprintf('%s: $fmt %s', base / $scale)" "$label_base" "$unit"
+            [ -n "$base_all" ] && printf ", %s with lines dt 4 lw 2 lc rgb '#228833' title sprintf('%s, all threads: $fmt %s', %s / $scale)" "$base_all" "$base_name" "$unit" "$base_all"
             [ "$part" = 1 ] && [ -n "$PEAK" ] && printf ", peak with lines dt 3 lw 2 lc rgb '#000000' title sprintf('FP32 FMA peak (build/peak): %%.1f TFLOP/s', peak / 1000.0)"
             echo
         } >"$TMP/progress.gp"
@@ -160,6 +169,32 @@ while IFS=: read -r part first last title H; do
         prev=$s
     done
 done <<<"$PARTS"
+
+# 5. the CPU part against OpenBLAS on one thread and on all threads: the last single-threaded
+#    step and the last threaded one (from .cpu_threads in their sources), each with the
+#    OpenBLAS it was measured against in the same run.
+single=""; multi=""
+for s in $(steps_in 13 17); do
+    src=$(ls steps/"$s"_*/kernel.c 2>/dev/null | head -n 1)
+    [ -n "$src" ] || continue
+    if grep -q '\.cpu_threads = 1' "$src"; then single=$s; else multi=$s; fi
+done
+if [ -n "$single$multi" ]; then
+    plot=""
+    for pair in "$single:1 thread:#4477aa" "$multi:all threads:#228833"; do
+        IFS=: read -r s label col <<<"$pair"
+        [ -n "$s" ] || continue
+        square "$s" >"$TMP/thr$s.dat"
+        plot="$plot '$TMP/thr$s.dat' using 1:2 with linespoints lw 3 pt 7 lc rgb '$col' title 'step $s $(field "$s" 2) ($label)',"
+        plot="$plot '$TMP/thr$s.dat' using 1:3 with lines dt 2 lw 3 lc rgb '$col' title 'OpenBLAS DGEMM ($label, same run)',"
+    done
+    {
+        echo "set title \"Part II - the CPU steps against OpenBLAS, on one thread and on all threads\\n$DEVICE, data of $DATE\""
+        echo "set xlabel 'M = N = K'; set ylabel 'GFLOP/s'; set logscale x 2; set grid; set yrange [0:*]; set key top left"
+        echo "plot ${plot%,}"
+    } >"$TMP/threads.gp"
+    render threads_part2 "$TMP/threads.gp" || status=1
+fi
 
 # 4. roofline: GPU FP32 steps at the intensity their tile implies, against the two ceilings.
 if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then

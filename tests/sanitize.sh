@@ -37,19 +37,20 @@ for step in $(gpu_steps) $(cpu_steps); do
         fi
     done
 done
-run_sanitized_shapes() { # BIN: small odd shapes, beta 0 and beta != 0, under ASan/UBSan
-    local bin=$1
+run_sanitized_shapes() { # BIN [ASAN_OPTIONS]: small odd shapes, beta 0 and beta != 0, under ASan/UBSan
+    local bin=$1 asan=${2:-$ASAN_OPTIONS}
     for ab in "1 0" "-1.5 0.5"; do
         set -- $ab
         # shellcheck disable=SC2086
-        if "$bin" $ODD_ARGS --alpha "$1" --beta "$2" 2>build/asan-err.log; then
+        if ASAN_OPTIONS=$asan "$bin" $ODD_ARGS --alpha "$1" --beta "$2" 2>build/asan-err.log; then
             pass "$bin (ASan/UBSan) alpha $1 beta $2"
         else
             fail "$bin (ASan/UBSan) alpha $1 beta $2: $(grep -m1 -E 'ERROR|error|FAIL' build/asan-err.log)"
         fi
     done
 }
-for step in $(cpu_steps); do run_sanitized_shapes "build/asan/step${step%%_*}"; done
+# CPU steps have no driver underneath: there, leaks are checked too (packing buffers).
+for step in $(cpu_steps); do run_sanitized_shapes "build/asan/step${step%%_*}" detect_leaks=1; done
 if have_gpu; then
     for step in $(gpu_steps); do run_sanitized_shapes "build/asan/step${step%%_*}"; done
 fi

@@ -83,28 +83,14 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
     }
 }
 
-/* NAME=VALUE with a whole positive VALUE: stored in *out; 1 if NAME matched. */
-static int int_param(const char *param, const char *name, int *out, const char **bad)
-{
-    size_t len = strlen(name);
-    if (strncmp(param, name, len) != 0 || param[len] != '=')
-        return 0;
-    char *end;
-    long v = strtol(param + len + 1, &end, 10);
-    if (*end != '\0' || v < 1 || v > 1 << 20)
-        *bad = "block sizes must be whole numbers from 1 to 1048576";
-    else
-        *out = (int)v;
-    return 1;
-}
-
 /** --param mc=, kc=, nc= (rows of A's block, its columns, columns of B's block). */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
     for (int t = 0; t < nparams && bad == NULL; ++t)
-        if (!int_param(params[t], "mc", &mc_set, &bad) && !int_param(params[t], "kc", &kc_set, &bad) &&
-            !int_param(params[t], "nc", &nc_set, &bad))
+        if (!step_param_int(params[t], "mc", 1, 1 << 20, &mc_set, &bad) &&
+            !step_param_int(params[t], "kc", 1, 1 << 20, &kc_set, &bad) &&
+            !step_param_int(params[t], "nc", 1, 1 << 20, &nc_set, &bad))
             bad = "this step takes --param mc=, kc=, nc= (block sizes)";
     if (bad != NULL)
         return bad;

@@ -244,21 +244,6 @@ static void choose_blocks(void)
         cfg.NC = cfg.NR;
 }
 
-/* NAME=VALUE with a whole VALUE in [1, 2^20]: stored in *out; returns 1 if NAME matched. */
-static int int_param(const char *param, const char *name, int *out, const char **bad)
-{
-    size_t len = strlen(name);
-    if (strncmp(param, name, len) != 0 || param[len] != '=')
-        return 0;
-    char *end;
-    long v = strtol(param + len + 1, &end, 10);
-    if (*end != '\0' || v < 1 || v > 1 << 20)
-        *bad = "block sizes must be whole numbers from 1 to 1048576";
-    else
-        *out = (int)v;
-    return 1;
-}
-
 /** --param isa=avx512|avx2|c, mc=, kc=, nc=. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
@@ -274,9 +259,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                          cpu_isa_name(best));
                 bad = why;
             }
-        } else if (!int_param(params[t], "mc", &cfg.mc_set, &bad) &&
-                   !int_param(params[t], "kc", &cfg.kc_set, &bad) &&
-                   !int_param(params[t], "nc", &cfg.nc_set, &bad)) {
+        } else if (!step_param_int(params[t], "mc", 1, 1 << 20, &cfg.mc_set, &bad) &&
+                   !step_param_int(params[t], "kc", 1, 1 << 20, &cfg.kc_set, &bad) &&
+                   !step_param_int(params[t], "nc", 1, 1 << 20, &cfg.nc_set, &bad)) {
             bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=";
         }
     }
