@@ -15,11 +15,6 @@ void error_set_prog(const char *name)
     snprintf(prog_name, sizeof prog_name, "%s", name);
 }
 
-const char *error_prog(void)
-{
-    return prog_name;
-}
-
 void die(int code, const char *fmt, ...)
 {
     va_list ap;

@@ -12,9 +12,6 @@ extern "C" {
 /** Set the name that prefixes every message ("step01"). */
 void error_set_prog(const char *name);
 
-/** The name set by error_set_prog (default "gemm"). */
-const char *error_prog(void);
-
 /** Print "<prog>: error: <message>" on one line to stderr and exit with @p code. */
 #if defined(__GNUC__)
 __attribute__((noreturn, format(printf, 2, 3)))

@@ -31,7 +31,7 @@ table() {
         if [ -f "$data/step$n.csv" ]; then
             numbers=$(awk -F, -v H="$H" 'NR > 1 && $5 == $6 && $6 == $7 { last = $0; if ($5 == H) hit = $0 }
                 END { row = (hit != "" ? hit : last); split(row, f, ",")
-                      g = sprintf("%.0f", f[10]); while (g ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]$/, " &", g)
+                      g = sprintf("%.0f", f[10]); while (g ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($| )/, " &", g)
                       printf "| %s%s | %.3f |", g, (f[5] == H ? "" : " (" f[5] "³)"), f[12] }' "$data/step$n.csv")
         fi
         echo "| [$n $name]($d/README.md) | $idea $numbers"
