@@ -167,7 +167,8 @@ static int run_shape(const struct step *st, const struct backend_info *info, con
         matrix_to_double(prec, C_out, Cd, c_count);
         matrix_to_double(prec, C0, C0d, c_count);
         struct verify_input in = {p->m, p->n, p->k, p->alpha, p->beta, Cd, C0d, p->ldc, ref, absab,
-                                  precision_unit_roundoff(prec), precision_unit_roundoff(prec)};
+                                  precision_unit_roundoff(prec), precision_unit_roundoff(prec),
+                                  precision_unit_roundoff(PRECISION_FP64)}; /* the reference is double */
         vr = verify_gemm(&in);
         host_free(Cd);
         host_free(C0d);

@@ -11,6 +11,13 @@
  *   catches small systematic errors (a dropped K-term) that hide under the
  *   worst-case bound when K is large, since rounding errors of a correct
  *   kernel grow like sqrt(K) on average while the bound grows like K.
+ *   Plus `g*u*||S||_F / ||ref||_F`, with S_ij = |alpha|*(|A||B|)_ij + |beta|*|C0_ij|
+ *   the size of the summed terms: negligible for random data, it keeps a
+ *   correct result from failing when the terms cancel (a 1x1 problem with
+ *   alpha*a*b close to -beta*c0), where relative error means nothing.
+ *
+ * The reference is double precision. For an FP64 step it errs as much as the
+ * step does, so both checks add its own round-off, u_ref, to u and u_out.
  *
  * NaN and Inf never pass. Rows of C between M and ldc (padding) must come back
  * bit-for-bit as they were: a kernel must not write outside the M x N matrix.
@@ -45,6 +52,11 @@ struct verify_input {
     const double *absab;  /**< (|A||B|)_ij in double, leading dimension m */
     double u;             /**< unit round-off of the accumulation */
     double u_out;         /**< unit round-off of the output */
+    double u_ref;         /**< unit round-off of the reference itself (0: exact). The reference is
+                               computed in double: next to an FP32 step's error its own is negligible,
+                               but an FP64 step's reference errs as much as the step, so the bounds
+                               add it (g*K*u_ref and u_ref in the element-wise bound, likewise
+                               norm-wise) */
 };
 
 /** One element that failed. */

@@ -162,7 +162,7 @@ static struct verify_input input_of(struct problem_data *d)
     matrix_to_double(PRECISION_FP32, d->C, d->Cd, c);
     matrix_to_double(PRECISION_FP32, d->C0, d->C0d, c);
     struct verify_input in = {d->m, d->n, d->k, d->alpha, d->beta, d->Cd, d->C0d, d->ldc,
-                              d->ref, d->absab, ldexp(1.0, -24), ldexp(1.0, -24)};
+                              d->ref, d->absab, ldexp(1.0, -24), ldexp(1.0, -24), 0.0};
     return in;
 }
 
@@ -271,6 +271,21 @@ static void zero_reference(void)
     release(&d);
 }
 
+/* FP64, 1x1x1, alpha*a*b = 1 and beta*c0 = -(1 - 2^-40): the result, 2^-40, is tiny next to the
+ * terms. A result off by a few roundings of the terms (the step's and the double reference's own)
+ * is correct, although its relative error is large; one off by 2^-30 is wrong. */
+static void cancellation(void)
+{
+    const double u = ldexp(1.0, -53), want = ldexp(1.0, -40);
+    double C0 = -(1.0 - want), ref = want, absab = 1.0, got = want + 4 * u;
+    struct verify_input in = {1, 1, 1, 1.0, 1.0, &got, &C0, 1, &ref, &absab, u, u, u};
+    struct verify_result r = verify_gemm(&in);
+    expect(r.pass && r.rel_err > 1e-4, "FP64 with cancellation: 4 roundings of the terms off passes "
+                                        "(at a relative error above 1e-4)");
+    got = want + ldexp(1.0, -30);
+    expect(!verify_gemm(&in).pass, "FP64 with cancellation: 2^-30 off fails");
+}
+
 int main(void)
 {
     correct_results_pass();
@@ -287,5 +302,6 @@ int main(void)
     bug_fails(31, 33, 17, 2, 1.0f, 0.0f, BUG_WRITE_PADDING, "a write into C's padding rows fails");
     dropped_k_term_caught_normwise();
     zero_reference();
+    cancellation();
     return checks_summary("test_verify");
 }
