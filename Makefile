@@ -51,7 +51,7 @@ step_num = $(firstword $(subst _, ,$(notdir $(1))))
 STEP_BINS := $(foreach d,$(STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
 
-.PHONY: all steps tests test sanitize diff sass regs profile plots docs clean help
+.PHONY: all steps tests test sanitize tune diff sass regs profile plots docs clean help
 all: steps $(BUILD)/peak tests
 
 steps: $(STEP_BINS)
@@ -68,6 +68,15 @@ $(OBJ)/%.o: %.c
 $(OBJ)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+# Step 12 reads its tile configurations at build time from a header: TUNED=FILE, else build/tuned.h
+# (written by `make tune`), else the committed H200 one; TUNED=none builds with the in-source defaults.
+TUNED ?= $(firstword $(wildcard $(BUILD)/tuned.h steps/12_autotuned/tuned_h200.h) none)
+TUNED_STAMP := $(OBJ)/tuned.path
+# The stamp holds the header's name, so that switching headers rebuilds the step.
+$(shell mkdir -p $(OBJ) && { [ "$$(cat $(TUNED_STAMP) 2>/dev/null)" = "$(TUNED)" ] || echo "$(TUNED)" > $(TUNED_STAMP); })
+$(OBJ)/steps/12_autotuned/kernel.o: $(TUNED_STAMP) $(filter-out none,$(TUNED))
+$(OBJ)/steps/12_autotuned/kernel.o: override NVFLAGS += $(if $(filter-out none,$(TUNED)),--pre-include $(TUNED))
 
 # OpenMP and -march are the CPU steps' business: their kernel objects get them.
 $(foreach d,$(CPU_STEP_DIRS),$(OBJ)/$(d)/kernel.o) $(OBJ)/common/backend_cpu.o: override CFLAGS += -O3 -fopenmp
@@ -108,6 +117,13 @@ sanitize:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory all
 	@tests/sanitize.sh
+
+# Step 12's tuner (needs a GPU): every candidate of its space built, verified and timed; the winners
+# go to build/tuned.h (TUNE_ARGS="--out FILE" elsewhere), and step 12 is rebuilt with them.
+tune: $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
+	@TUNE_NVCC="$(NVCC) $(NVFLAGS)" TUNE_LINK="$(NVCC) $(GENCODE) $(NVLDFLAGS)" TUNE_OBJS="$^" \
+	    TUNE_LIBS="$(LDLIBS_GPU)" steps/12_autotuned/tune.sh $(TUNE_ARGS)
+	@$(MAKE) --no-print-directory $(BUILD)/step12
 
 # ---------------------------------------------------------------- reading a step
 # STEP=07 names steps/07_*; the helpers below find its directory and the previous one.
@@ -165,6 +181,10 @@ docs:
 	    if [ -s docs/warnings.log ]; then cat docs/warnings.log; echo "make docs: warnings are errors here"; exit 1; fi; \
 	    echo "docs/html/index.html: no warnings"; fi
 
+# `make print-NVFLAGS` prints a variable (the tests compile step 12 with the same flags).
+print-%:
+	@echo '$($*)'
+
 clean:
 	rm -rf $(BUILD) docs/html docs/warnings.log
 
@@ -173,6 +193,7 @@ help:
 	@echo "make all             every step, build/peak and the unit tests"
 	@echo "make test            build everything and run every test this machine can run"
 	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the tests"
+	@echo "make tune            choose step 12's tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
 	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"

@@ -28,6 +28,7 @@ done
 
 . tests/cli.sh
 . tests/steps.sh
+. tests/tune.sh
 . tests/artifacts.sh
 
 echo

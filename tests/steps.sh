@@ -41,19 +41,21 @@ run_step() {
     echo "  $bin: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
 }
 
-# run_variants BIN: the step's other code paths (from the settings its --help lists) on the
-# small shapes: every narrower instruction set this CPU can run, the other loop order.
+# run_variants BIN SHAPES: the step's other code paths (from the settings its --help lists) on the
+# given shapes: every narrower instruction set this CPU can run, the other loop order, step 12's classes.
 run_variants() {
-    local bin=$1 settings variant
+    local bin=$1 shapes=$2 settings variant
     settings=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
-    for variant in $( [[ "$settings" == *isa=* ]] && echo isa=avx2 isa=c; [[ "$settings" == *order=* ]] && echo order=ijk ); do
+    # (step 12: every shape class's configuration, forced, so that the small shapes run each of them)
+    for variant in $( [[ "$settings" == *isa=* ]] && echo isa=avx2 isa=c; [[ "$settings" == *order=* ]] && echo order=ijk
+                      [[ "$settings" == *class=* ]] && echo class=square class=tall class=wide class=short_k class=small class=unaligned ); do
         if ! "$bin" --param "$variant" --help >/dev/null 2>&1; then
             skip "$bin --param $variant: this CPU cannot run it"
             continue
         fi
         for ab in $SCALARS; do
             # shellcheck disable=SC2086
-            run_shape_set "$bin" "$SMALL_SHAPES" "${ab%,*}" "${ab#*,}" --param "$variant" $PADDING
+            run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" --param "$variant" $PADDING
         done
     done
 }
@@ -62,7 +64,7 @@ section "CPU steps over the shape set"
 SMALL_SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513"
 for step in $(cpu_steps); do
     run_step "$(step_bin "$step")" "$SHAPES" "$SHAPES"
-    run_variants "$(step_bin "$step")"
+    run_variants "$(step_bin "$step")" "$SMALL_SHAPES"
 done
 # Threaded steps with an odd number of threads, more than there are cores here.
 for step in $(cpu_steps); do
@@ -76,6 +78,7 @@ if have_gpu; then
     nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | sed 's/^/  device: /'
     for step in $(gpu_steps); do
         run_step "$(step_bin "$step")" "$SHAPES,$GPU_BIG_SHAPES" "$SHAPES"
+        run_variants "$(step_bin "$step")" "$SHAPES"
     done
 else
     n=$(gpu_steps | wc -l)

@@ -1,0 +1,396 @@
+/**
+ * @file
+ * @brief Step 12: step 11's kernel with its tiles as parameters, chosen by a tuner per shape class.
+ *
+ * The kernel is steps 09-11 (warp tiling, register prefetch, double
+ * buffering) with every size a compile-time parameter, and the depth of the
+ * copy pipeline one of them:
+ *
+ *   BM x BN x BK   block tile and K-slice          (128 x 128 x 8 in step 11)
+ *   WM x WN        warp tile                       (32 x 64)
+ *   TM x TN        thread tile, in float4 groups   (8 x 8)
+ *   PIPE           1: one shared buffer, two barriers per slice (step 10)
+ *                  2: two shared buffers, one barrier (step 11)
+ *                  3: as 2, and the fragments of k+1 read from shared memory
+ *                     into a second register set while k is computed
+ *   BLOCKS         blocks per SM asked of the compiler (caps its registers)
+ *
+ * `make tune` (tune.sh beside this file) compiles every candidate of a
+ * declared space, verifies each, times them at one shape per class and
+ * writes the fastest per class to a config header; the Makefile pre-includes
+ * that header here (build/tuned.h, else the committed tuned_h200.h, else the
+ * defaults below). At run time the launcher picks the class of the shape.
+ *
+ * The one piece of C++ beyond step 11 is a class template, `tile`: it bundles
+ * a configuration's constants so that one kernel can be compiled for each.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "step.h"
+
+/* A configuration is "BM, BN, BK, WM, WN, TM, TN, PIPE, BLOCKS". The tuner builds each candidate with
+ * TUNE_CANDIDATE defined; a config header defines one per shape class; without either, step 11's.
+ * (Build-time settings, not an interface: left out of the Doxygen pages.) */
+/** @cond BUILD_CONFIG */
+#ifdef TUNE_CANDIDATE
+#define TUNED_SQUARE TUNE_CANDIDATE
+#define TUNED_TALL TUNE_CANDIDATE
+#define TUNED_WIDE TUNE_CANDIDATE
+#define TUNED_SHORT_K TUNE_CANDIDATE
+#define TUNED_SMALL TUNE_CANDIDATE
+#define TUNED_UNALIGNED TUNE_CANDIDATE
+#elif !defined(TUNED_SQUARE)
+#define TUNED_SQUARE 128, 128, 8, 32, 64, 8, 8, 2, 2
+#define TUNED_TALL 128, 128, 8, 32, 64, 8, 8, 2, 2
+#define TUNED_WIDE 128, 128, 8, 32, 64, 8, 8, 2, 2
+#define TUNED_SHORT_K 128, 128, 8, 32, 64, 8, 8, 2, 2
+#define TUNED_SMALL 64, 64, 8, 32, 32, 4, 8, 2, 2
+#define TUNED_UNALIGNED 128, 128, 8, 32, 64, 8, 8, 2, 2
+#endif
+/** @endcond */
+
+enum {
+    WARP = 32, /* threads per warp */
+    VEC = 4,   /* floats per 128-bit access */
+    MAX_SMEM = 227 * 1024,                    /* shared memory a block may opt in to (sm_80 .. sm_90) */
+    DEFAULT_SMEM = 48 * 1024,                 /* above this a kernel must opt in */
+    SMALL_MN = 2048 * 2048,                   /* M*N below this: "small" (under 2 waves of 128x128 tiles) */
+    SHORT_K_MAX = 512,                        /* K at or below this: "short K" */
+    ASPECT = 4                                /* M >= 4N: "tall"; N >= 4M: "wide" */
+};
+
+/** A configuration's sizes, and what follows from them. */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIPE_, int BLOCKS_> struct tile {
+    static constexpr int BM = BM_;     ///< block tile rows
+    static constexpr int BN = BN_;     ///< block tile columns
+    static constexpr int BK = BK_;     ///< K-slice copied to shared memory at a time
+    static constexpr int WM = WM_;     ///< warp tile rows
+    static constexpr int WN = WN_;     ///< warp tile columns
+    static constexpr int TM = TM_;     ///< thread tile rows (whole float4 groups)
+    static constexpr int TN = TN_;     ///< thread tile columns (whole float4 groups)
+    static constexpr int PIPE = PIPE_; ///< pipeline depth: 1 (step 10), 2 (step 11), 3 (+ fragments)
+    static constexpr int BLOCKS = BLOCKS_;               ///< blocks per SM asked of the compiler
+    static constexpr int BUFFERS = PIPE == 1 ? 1 : 2;    ///< shared-memory buffers
+    static constexpr int LANES_M = WM / TM;              ///< a warp's threads along M ...
+    static constexpr int LANES_N = WN / TN;              ///< ... and along N
+    static constexpr int THREADS = (BM / WM) * (BN / WN) * WARP; ///< threads per block
+    static constexpr int GM = TM / VEC;                  ///< a thread's float4 groups along M ...
+    static constexpr int GN = TN / VEC;                  ///< ... and along N
+    static constexpr int SLAB_M = WM / GM;               ///< rows between a thread's groups
+    static constexpr int SLAB_N = WN / GN;               ///< columns between a thread's groups
+    static constexpr int A_COPIES = BM * BK / VEC / THREADS; ///< float4 of A's slice per thread
+    static constexpr int B_COPIES = BK * BN / VEC / THREADS; ///< float4 of B's slice per thread
+    static constexpr int COPIES = A_COPIES + B_COPIES;   ///< float4 of a slice per thread
+    /** PIPE 3 spreads the next slice's copies over this slice: copy c is loaded at k = issue(c) and
+     *  stored LAG k later, so that only a few copies are in flight (in registers) at any time. */
+    static constexpr int LAG = BK / 4 > 2 ? BK / 4 : 2;
+    static constexpr int ISSUE_SPAN = BK - LAG; ///< loads issue in k = 0 .. ISSUE_SPAN-1, stores end by k = BK-1
+    static constexpr int BS_LD = BN + VEC; ///< Bs row length: padded against bank conflicts, as in step 08
+    static constexpr int SMEM_BYTES = BUFFERS * BK * (BM + BS_LD) * (int)sizeof(float); ///< per block
+
+    static_assert(LANES_M * LANES_N == WARP, "a warp's threads tile the warp tile exactly");
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles tile the block tile");
+    static_assert(TM % VEC == 0 && TN % VEC == 0, "thread tiles are whole float4 groups");
+    static_assert(BK % VEC == 0, "a copy of B is a float4 along k (and BK is even, for PIPE 3)");
+    static_assert(A_COPIES * VEC * THREADS == BM * BK && B_COPIES * VEC * THREADS == BK * BN && A_COPIES > 0 &&
+                      B_COPIES > 0,
+                  "every thread copies the same whole number of float4 of each slice");
+    static_assert(PIPE >= 1 && PIPE <= 3, "pipeline depth 1, 2 or 3");
+    static_assert(BLOCKS >= 1 && BLOCKS * THREADS <= 2048, "at most 2048 threads per SM");
+    static_assert(SMEM_BYTES <= MAX_SMEM, "the slices fit in shared memory");
+};
+
+/** X(row .. row+3, col) of a rows x cols matrix: one 128-bit load when allowed, else four
+ *  guarded scalar loads. Elements outside the matrix read as 0 (they add nothing). */
+__device__ float4 load4(const float *X, int ld, int row, int col, int rows, int cols, bool vec)
+{
+    if (vec && row + VEC <= rows && col < cols)
+        return *(const float4 *)&X[row + col * ld];
+    float v[VEC];
+#pragma unroll
+    for (int r = 0; r < VEC; ++r)
+        v[r] = (row + r < rows && col < cols) ? X[row + r + col * ld] : 0.0f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+/** alpha * acc + beta * c, without reading c when beta == 0. */
+__device__ float update(float acc, float alpha, float beta, const float *c)
+{
+    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; /* C is not read when beta == 0 */
+}
+
+/** C(i .. i+3, j) = alpha * acc + beta * C: one 128-bit read and write when allowed. */
+__device__ void store4(float *C, int ldc, int i, int j, int M, int N, float4 acc, float alpha, float beta,
+                       bool vec)
+{
+    if (j >= N)
+        return;
+    float *cp = &C[i + j * ldc];
+    if (vec && i + VEC <= M) {
+        float4 c4 = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *(const float4 *)cp;
+        c4.x = update(acc.x, alpha, beta, &c4.x);
+        c4.y = update(acc.y, alpha, beta, &c4.y);
+        c4.z = update(acc.z, alpha, beta, &c4.z);
+        c4.w = update(acc.w, alpha, beta, &c4.w);
+        *(float4 *)cp = c4;
+    } else {
+        const float v[VEC] = {acc.x, acc.y, acc.z, acc.w};
+        for (int r = 0; r < VEC && i + r < M; ++r)
+            cp[r] = update(v[r], alpha, beta, &cp[r]);
+    }
+}
+
+/* A slice is copied as float4: A's copy q (0 .. BM*BK/4 - 1) covers rows a_row(q).. of column a_col(q),
+ * B's covers k = b_k(q).. of column b_col(q); consecutive q walk down a column. Thread t does copies
+ * t, t + THREADS, ...: its copy c < A_COPIES is one of A's, the rest are B's. */
+/** First row of A's copy @p q in the slice. */
+template <class T> __device__ int a_row(int q) { return VEC * (q % (T::BM / VEC)); }
+/** Column (k) of A's copy @p q in the slice. */
+template <class T> __device__ int a_col(int q) { return q / (T::BM / VEC); }
+/** First k of B's copy @p q in the slice. */
+template <class T> __device__ int b_k(int q) { return VEC * (q % (T::BK / VEC)); }
+/** Column of B's copy @p q in the slice. */
+template <class T> __device__ int b_col(int q) { return q / (T::BK / VEC); }
+/** PIPE 3: the k of a slice at which this thread issues the load of its copy @p c. */
+template <class T> __device__ constexpr int issue(int c) { return c * T::ISSUE_SPAN / T::COPIES; }
+
+/** The operands of one copy, from global memory: copy @p c of this thread, of the slice at k0. */
+template <class T>
+__device__ float4 load_copy(int c, const float *A, int lda, const float *B, int ldb, int M, int N, int K, int i0,
+                            int j0, int k0, bool vec_a, bool vec_b)
+{
+    if (c < T::A_COPIES) {
+        const int q = threadIdx.x + c * T::THREADS;
+        return load4(A, lda, i0 + a_row<T>(q), k0 + a_col<T>(q), M, K, vec_a);
+    }
+    const int q = threadIdx.x + (c - T::A_COPIES) * T::THREADS;
+    return load4(B, ldb, k0 + b_k<T>(q), j0 + b_col<T>(q), K, N, vec_b);
+}
+
+/** Stores copy @p c into buffer @p buf (per buffer As is BK x BM, Bs is BK x BS_LD). */
+template <class T> __device__ void store_copy(int c, float *As, float *Bs, int buf, float4 v)
+{
+    if (c < T::A_COPIES) {
+        const int q = threadIdx.x + c * T::THREADS;
+        *(float4 *)&As[buf * T::BK * T::BM + a_col<T>(q) * T::BM + a_row<T>(q)] = v;
+        return;
+    }
+    const int q = threadIdx.x + (c - T::A_COPIES) * T::THREADS;
+    float *dst = &Bs[buf * T::BK * T::BS_LD + b_k<T>(q) * T::BS_LD + b_col<T>(q)]; /* a column of B ... */
+    dst[0 * T::BS_LD] = v.x;                                                       /* ... lands in 4 rows */
+    dst[1 * T::BS_LD] = v.y;
+    dst[2 * T::BS_LD] = v.z;
+    dst[3 * T::BS_LD] = v.w;
+}
+
+/** Reads the thread's fragments for k = p of a slice from shared memory: TM values of A, TN of B. */
+template <class T>
+__device__ void load_fragments(const float *as, const float *bs, int p, int row, int col, float (&a)[T::TM],
+                               float (&b)[T::TN])
+{
+#pragma unroll
+    for (int g = 0; g < T::GM; ++g) {
+        const float4 v = *(const float4 *)&as[p * T::BM + row + g * T::SLAB_M];
+        a[VEC * g + 0] = v.x, a[VEC * g + 1] = v.y, a[VEC * g + 2] = v.z, a[VEC * g + 3] = v.w;
+    }
+#pragma unroll
+    for (int g = 0; g < T::GN; ++g) {
+        const float4 v = *(const float4 *)&bs[p * T::BS_LD + col + g * T::SLAB_N];
+        b[VEC * g + 0] = v.x, b[VEC * g + 1] = v.y, b[VEC * g + 2] = v.z, b[VEC * g + 3] = v.w;
+    }
+}
+
+/** acc += a b^T: the outer product of a column of A and a row of B. */
+template <class T> __device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM], const float (&b)[T::TN])
+{
+#pragma unroll
+    for (int c = 0; c < T::TN; ++c)
+#pragma unroll
+        for (int r = 0; r < T::TM; ++r)
+            acc[c][r] += a[r] * b[c];
+}
+
+/** C = alpha*A*B + beta*C with configuration T: steps 09-11's kernel, every size a parameter. */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c)
+{
+    extern __shared__ float4 smem[]; /* float4: the 16-byte alignment the vector accesses need */
+    float *As = (float *)smem;                   /* As[b][p][i] = A(i0 + i, k0 + p) */
+    float *Bs = As + T::BUFFERS * T::BK * T::BM; /* Bs[b][p][j] = B(k0 + p, j0 + j) */
+
+    const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN; /* the block's corner of C */
+    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int wm = T::WM * (warp % (T::BM / T::WM)), wn = T::WN * (warp / (T::BM / T::WM)); /* warp's corner */
+    /* The thread's first row and column; its g-th group of 4 rows starts g*SLAB_M further down,
+     * its g-th group of 4 columns g*SLAB_N further right (step 09's layout, generalized). */
+    const int row = wm + VEC * (lane % T::LANES_M), col = wn + VEC * (lane / T::LANES_M);
+
+    float4 copy[T::COPIES];       /* the next slice, in flight through registers */
+    float acc[T::TN][T::TM] = {}; /* acc[c][r]: row r, column c of the thread's groups, in order */
+    float a[2][T::TM], b[2][T::TN]; /* fragments; PIPE 3 alternates between the two sets */
+#pragma unroll
+    for (int c = 0; c < T::COPIES; ++c)
+        copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, 0, vec_a, vec_b);
+#pragma unroll
+    for (int c = 0; c < T::COPIES; ++c)
+        store_copy<T>(c, As, Bs, 0, copy[c]);
+    __syncthreads();
+    if (T::PIPE == 3)
+        load_fragments<T>(As, Bs, 0, row, col, a[0], b[0]);
+    for (int k0 = 0, slice = 0; k0 < K; k0 += T::BK, ++slice) {
+        const bool more = k0 + T::BK < K; /* the same for every thread */
+        const int buf = T::BUFFERS == 2 ? slice % 2 : 0, next = T::BUFFERS == 2 ? buf ^ 1 : 0;
+        const float *as = As + buf * T::BK * T::BM, *bs = Bs + buf * T::BK * T::BS_LD;
+
+        if (T::PIPE < 3) { /* steps 10 and 11: the whole next slice in flight while this one is computed */
+            if (more)
+#pragma unroll
+                for (int c = 0; c < T::COPIES; ++c)
+                    copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
+#pragma unroll
+            for (int p = 0; p < T::BK; ++p) { /* the compiler orders the fragment reads */
+                load_fragments<T>(as, bs, p, row, col, a[0], b[0]);
+                outer_product<T>(acc, a[0], b[0]);
+            }
+            if (T::PIPE == 1)
+                __syncthreads(); /* one buffer: everyone must be done with it before it is overwritten */
+            if (more)
+#pragma unroll
+                for (int c = 0; c < T::COPIES; ++c)
+                    store_copy<T>(c, As, Bs, next, copy[c]);
+            __syncthreads();
+        } else { /* PIPE 3: copies spread over the slice, fragments of p+1 read while p is computed */
+#pragma unroll
+            for (int p = 0; p < T::BK; ++p) {
+                if (more)
+#pragma unroll
+                    for (int c = 0; c < T::COPIES; ++c) { /* (compile-time tests: the loops are unrolled) */
+                        if (issue<T>(c) == p)
+                            copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
+                        if (issue<T>(c) + T::LAG == p) /* the other buffer is free: stored any time */
+                            store_copy<T>(c, As, Bs, next, copy[c]);
+                    }
+                if (p + 1 < T::BK) {
+                    load_fragments<T>(as, bs, p + 1, row, col, a[(p + 1) % 2], b[(p + 1) % 2]);
+                } else if (more) { /* the next slice is complete once every thread is here */
+                    __syncthreads();
+                    load_fragments<T>(As + next * T::BK * T::BM, Bs + next * T::BK * T::BS_LD, 0, row, col,
+                                      a[0], b[0]);
+                }
+                outer_product<T>(acc, a[p % 2], b[p % 2]); /* BK is even: set p % 2 holds k = p */
+            }
+        }
+    }
+
+    /* acc[c][r] with r = VEC*gm + dr, c = VEC*gn + dc is C(i0 + row + gm*SLAB_M + dr, j0 + col + gn*SLAB_N + dc). */
+#pragma unroll
+    for (int c = 0; c < T::TN; ++c) {
+        const int j = j0 + col + (c / VEC) * T::SLAB_N + c % VEC;
+#pragma unroll
+        for (int gm = 0; gm < T::GM; ++gm)
+            store4(C, ldc, i0 + row + gm * T::SLAB_M, j, M, N,
+                   make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
+                   alpha, beta, vec_c);
+    }
+}
+
+/* A 128-bit access to column j starts at X + j*ld: 16-byte aligned for every j when X is and ld % 4 == 0. */
+static bool vectorizable(const float *X, int ld)
+{
+    return (uintptr_t)X % (VEC * sizeof(float)) == 0 && ld % VEC == 0;
+}
+
+/** Launches configuration T on the whole problem. */
+template <class T>
+static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                        float beta, float *C, int ldc)
+{
+    if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
+        cuda_check(cudaFuncSetAttribute(sgemm_tuned<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        T::SMEM_BYTES),
+                   "allowing the kernel its shared memory");
+    dim3 grid(ceil_div(M, T::BM), ceil_div(N, T::BN)); /* x covers the rows, y the columns */
+    sgemm_tuned<T><<<grid, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                                        vectorizable(A, lda), vectorizable(B, ldb),
+                                                        vectorizable(C, ldc));
+}
+
+/** The shape classes, each with its own configuration. */
+enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO = CLASSES };
+static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
+static const int class_tiles[CLASSES][9] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
+                                             {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
+static int forced = AUTO; /* --param class=NAME runs that class's configuration at every shape */
+
+/** The class of a problem: first small (few tiles), then unaligned (A or B without 128-bit loads:
+ *  the copies go element by element), then short K, then by aspect ratio. */
+static int classify(int M, int N, int K, bool aligned)
+{
+    if ((long long)M * N < SMALL_MN)
+        return SMALL;
+    if (!aligned)
+        return UNALIGNED;
+    if (K <= SHORT_K_MAX)
+        return SHORT_K;
+    if (M >= ASPECT * N)
+        return TALL;
+    if (N >= ASPECT * M)
+        return WIDE;
+    return SQUARE;
+}
+
+static void launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                   float beta, float *C, int ldc)
+{
+    const bool aligned = vectorizable(A, lda) && vectorizable(B, ldb);
+    switch (forced != AUTO ? forced : classify(M, N, K, aligned)) {
+    case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    }
+}
+
+/** --param class=auto|square|tall|wide|short_k|small|unaligned; the description lists each class's
+ *  configuration as block/warp/thread tile/pipeline depth/blocks per SM. */
+static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
+{
+    for (int t = 0; t < nparams; ++t) {
+        if (strncmp(params[t], "class=", 6) != 0)
+            return "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned";
+        const char *name = params[t] + 6;
+        forced = strcmp(name, "auto") == 0 ? AUTO : -1;
+        for (int c = 0; c < CLASSES; ++c)
+            if (strcmp(name, class_names[c]) == 0)
+                forced = c;
+        if (forced < 0)
+            return "class must be auto, square, tall, wide, short_k, small or unaligned";
+    }
+    int len = snprintf(desc, desclen, "class=%s", forced == AUTO ? "auto" : class_names[forced]);
+    for (int c = 0; c < CLASSES && len > 0 && (unsigned)len < desclen; ++c) {
+        const int *t = class_tiles[c]; /* block BMxBNxBK, warp WMxWN, thread TMxTN, pipe, blocks per SM */
+        len += snprintf(desc + len, desclen - len, "; %s %dx%dx%d/%dx%d/%dx%d/%d/%d", class_names[c], t[0], t[1],
+                        t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+    }
+    return NULL;
+}
+
+const struct step STEP = {
+    .number = 12,
+    .name = "autotuned",
+    .summary = "block, warp and thread tiles and buffering chosen per shape class by make tune",
+    .precision = PRECISION_FP32,
+    .target = TARGET_GPU,
+    .max_size = 0,
+    .min_cc = 0,
+    .sgemm = launch,
+    .dgemm = NULL,
+    .configure = configure,
+};
