@@ -55,7 +55,8 @@
 enum {
     WARP = 32, /* threads per warp */
     VEC = 4,   /* floats per 128-bit access */
-    MAX_SMEM = 227 * 1024,                    /* shared memory a block may opt in to (sm_80 .. sm_90) */
+    MAX_SMEM = 227 * 1024,                    /* shared memory a block may opt in to on sm_90 (older GPUs allow
+                                                 less: there the launch is refused, and the step exits 3) */
     DEFAULT_SMEM = 48 * 1024,                 /* above this a kernel must opt in */
     SMALL_MN = 2048 * 2048,                   /* M*N below this: "small" (under 2 waves of 128x128 tiles) */
     SHORT_K_MAX = 512,                        /* K at or below this: "short K" */
