@@ -7,14 +7,20 @@
 #include <math.h>
 #include <string.h>
 
-double verify_element_bound(const struct verify_input *in, int i, int j)
+/* |alpha| * (|A||B|)_ij + |beta| * |C0_ij|: the size of the terms summed into element (i, j). */
+static double terms_size(const struct verify_input *in, int i, int j)
 {
     size_t r = (size_t)i + (size_t)j * (size_t)in->m;   /* (i, j) in the packed reference */
     size_t c = (size_t)i + (size_t)j * (size_t)in->ldc; /* (i, j) in C and C0 */
     double c0_term = in->beta != 0.0 ? fabs(in->beta) * fabs(in->C0[c]) : 0.0;
+    return fabs(in->alpha) * in->absab[r] + c0_term;
+}
+
+double verify_element_bound(const struct verify_input *in, int i, int j)
+{
+    size_t r = (size_t)i + (size_t)j * (size_t)in->m; /* (i, j) in the packed reference */
     /* The step's error and the reference's own, each bounded the same way. */
-    return VERIFY_G * in->k * (in->u + in->u_ref) * (fabs(in->alpha) * in->absab[r] + c0_term) +
-           (in->u_out + in->u_ref) * fabs(in->ref[r]);
+    return VERIFY_G * in->k * (in->u + in->u_ref) * terms_size(in, i, j) + (in->u_out + in->u_ref) * fabs(in->ref[r]);
 }
 
 static void report(struct verify_result *res, int i, int j, double got, double want,
@@ -40,8 +46,7 @@ struct verify_result verify_gemm(const struct verify_input *in)
             double d = got - want;
             diff2 += d * d;
             ref2 += want * want;
-            const double c0_term = in->beta != 0.0 ? fabs(in->beta) * fabs(in->C0[(size_t)i + (size_t)j * (size_t)in->ldc]) : 0.0;
-            const double scale = fabs(in->alpha) * in->absab[r] + c0_term; /* the size of the terms summed */
+            const double scale = terms_size(in, i, j);
             scale2 += scale * scale;
             /* Written so that NaN fails: a NaN comparison is false. */
             if (!(isfinite(got) && fabs(d) <= bound))
