@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
-SMALL="7x5x3,31x33x17,67x35x129"
+SMALL="7x5x3,31x33x17,67x35x129,300x260x41" # the last: some blocks wholly inside (step 12's unguarded loads)
 ODD_ARGS="--sizes $SMALL --lda +3 --ldb +1 --ldc +2 --reps 1 --warmup 0 --seed $SEED --quiet"
 
 section "host code under ASan + UBSan (build/asan)"
@@ -63,6 +63,11 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 else
     for step in $(gpu_steps); do
         bin=$(step_bin "$step")
+        # step 12: every shape class's configuration, forced ("-": the step as it runs by default)
+        variants="-"
+        "$bin" --help | grep -q "class=" && variants="- class=square class=tall class=wide class=short_k class=small class=unaligned"
+        for variant in $variants; do
+        vargs=""; [ "$variant" != - ] && vargs="--param $variant"
         for tool in memcheck racecheck synccheck; do
             extra=""
             [ "$tool" = memcheck ] && extra="--leak-check full"
@@ -71,12 +76,13 @@ else
                 log=build/sanitize-$step-$tool.log
                 # shellcheck disable=SC2086
                 if compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
-                        "$bin" $ODD_ARGS --alpha "$1" --beta "$2" >"$log" 2>&1; then
-                    pass "$tool $bin alpha $1 beta $2"
+                        "$bin" $ODD_ARGS $vargs --alpha "$1" --beta "$2" >"$log" 2>&1; then
+                    pass "$tool $bin $vargs alpha $1 beta $2"
                 else
-                    fail "$tool $bin alpha $1 beta $2: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
+                    fail "$tool $bin $vargs alpha $1 beta $2: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
                 fi
             done
+        done
         done
     done
 fi

@@ -42,7 +42,8 @@ run_step() {
 }
 
 # run_variants BIN SHAPES: the step's other code paths (from the settings its --help lists) on the
-# given shapes: every narrower instruction set this CPU can run, the other loop order, step 12's classes.
+# given shapes, with tight and with padded leading dimensions: every narrower instruction set this
+# CPU can run, the other loop order, step 12's classes.
 run_variants() {
     local bin=$1 shapes=$2 settings variant
     settings=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
@@ -53,7 +54,8 @@ run_variants() {
             skip "$bin --param $variant: this CPU cannot run it"
             continue
         fi
-        for ab in $SCALARS; do
+        for ab in $SCALARS; do # tight leading dimensions (128-bit paths) and padded ones (the guarded paths)
+            run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" --param "$variant"
             # shellcheck disable=SC2086
             run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" --param "$variant" $PADDING
         done

@@ -3,10 +3,10 @@
  * @brief Step 12: step 11's kernel with its tiles as parameters, chosen by a tuner per shape class.
  *
  * The kernel is steps 09-11 (warp tiling, register prefetch, double
- * buffering) with every size a compile-time parameter, and the depth of the
- * copy pipeline one of them:
+ * buffering, unguarded copies inside the matrices) with every size a
+ * compile-time parameter, and the depth of the copy pipeline one of them:
  *
- *   BM x BN x BK   block tile and K-slice          (128 x 128 x 8 in step 11)
+ *   BM x BN x BK   block tile and K-slice          (128 x 128 x 16 in step 11)
  *   WM x WN        warp tile                       (32 x 64)
  *   TM x TN        thread tile, in float4 groups   (8 x 8)
  *   PIPE           1: one shared buffer, two barriers per slice (step 10)
@@ -43,12 +43,12 @@
 #define TUNED_SMALL TUNE_CANDIDATE
 #define TUNED_UNALIGNED TUNE_CANDIDATE
 #elif !defined(TUNED_SQUARE)
-#define TUNED_SQUARE 128, 128, 8, 32, 64, 8, 8, 2, 2
-#define TUNED_TALL 128, 128, 8, 32, 64, 8, 8, 2, 2
-#define TUNED_WIDE 128, 128, 8, 32, 64, 8, 8, 2, 2
-#define TUNED_SHORT_K 128, 128, 8, 32, 64, 8, 8, 2, 2
-#define TUNED_SMALL 64, 64, 8, 32, 32, 4, 8, 2, 2
-#define TUNED_UNALIGNED 128, 128, 8, 32, 64, 8, 8, 2, 2
+#define TUNED_SQUARE 128, 128, 16, 32, 64, 8, 8, 2, 2
+#define TUNED_TALL 128, 128, 16, 32, 64, 8, 8, 2, 2
+#define TUNED_WIDE 128, 128, 16, 32, 64, 8, 8, 2, 2
+#define TUNED_SHORT_K 128, 128, 16, 32, 64, 8, 8, 2, 2
+#define TUNED_SMALL 64, 64, 16, 32, 32, 4, 8, 2, 2
+#define TUNED_UNALIGNED 128, 128, 16, 32, 64, 8, 8, 2, 2
 #endif
 /** @endcond */
 
@@ -171,6 +171,19 @@ __device__ float4 load_copy(int c, const float *A, int lda, const float *B, int 
     return load4(B, ldb, k0 + b_k<T>(q), j0 + b_col<T>(q), K, N, vec_b);
 }
 
+/** As load_copy, for a slice that lies wholly inside A and B with both allowing 128-bit loads:
+ *  no bounds to test (the edge blocks and the last slice take load_copy). */
+template <class T>
+__device__ float4 load_copy_inside(int c, const float *A, int lda, const float *B, int ldb, int i0, int j0, int k0)
+{
+    if (c < T::A_COPIES) {
+        const int q = threadIdx.x + c * T::THREADS;
+        return *(const float4 *)&A[i0 + a_row<T>(q) + (k0 + a_col<T>(q)) * lda];
+    }
+    const int q = threadIdx.x + (c - T::A_COPIES) * T::THREADS;
+    return *(const float4 *)&B[k0 + b_k<T>(q) + (j0 + b_col<T>(q)) * ldb];
+}
+
 /** Stores copy @p c into buffer @p buf (per buffer As is BK x BM, Bs is BK x BS_LD). */
 template <class T> __device__ void store_copy(int c, float *As, float *Bs, int buf, float4 v)
 {
@@ -231,6 +244,9 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
      * its g-th group of 4 columns g*SLAB_N further right (step 09's layout, generalized). */
     const int row = wm + VEC * (lane % T::LANES_M), col = wn + VEC * (lane / T::LANES_M);
 
+    /* The block's rows and columns all inside C, and 128-bit loads allowed: its slices need no bounds
+     * tests, except the last one (K need not be a multiple of BK). The same for every thread. */
+    const bool inside = vec_a && vec_b && i0 + T::BM <= M && j0 + T::BN <= N;
     float4 copy[T::COPIES];       /* the next slice, in flight through registers */
     float acc[T::TN][T::TM] = {}; /* acc[c][r]: row r, column c of the thread's groups, in order */
     float a[2][T::TM], b[2][T::TN]; /* fragments; PIPE 3 alternates between the two sets */
@@ -244,12 +260,17 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
     if (T::PIPE == 3)
         load_fragments<T>(As, Bs, 0, row, col, a[0], b[0]);
     for (int k0 = 0, slice = 0; k0 < K; k0 += T::BK, ++slice) {
-        const bool more = k0 + T::BK < K; /* the same for every thread */
+        const bool more = k0 + T::BK < K;                  /* the same for every thread */
+        const bool full = inside && k0 + 2 * T::BK <= K; /* the next slice needs no bounds tests */
         const int buf = T::BUFFERS == 2 ? slice % 2 : 0, next = T::BUFFERS == 2 ? buf ^ 1 : 0;
         const float *as = As + buf * T::BK * T::BM, *bs = Bs + buf * T::BK * T::BS_LD;
 
         if (T::PIPE < 3) { /* steps 10 and 11: the whole next slice in flight while this one is computed */
-            if (more)
+            if (full)
+#pragma unroll
+                for (int c = 0; c < T::COPIES; ++c)
+                    copy[c] = load_copy_inside<T>(c, A, lda, B, ldb, i0, j0, k0 + T::BK);
+            else if (more)
 #pragma unroll
                 for (int c = 0; c < T::COPIES; ++c)
                     copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
@@ -272,7 +293,9 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
 #pragma unroll
                     for (int c = 0; c < T::COPIES; ++c) { /* (compile-time tests: the loops are unrolled) */
                         if (issue<T>(c) == p)
-                            copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
+                            copy[c] = full ? load_copy_inside<T>(c, A, lda, B, ldb, i0, j0, k0 + T::BK)
+                                           : load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a,
+                                                          vec_b);
                         if (issue<T>(c) + T::LAG == p) /* the other buffer is free: stored any time */
                             store_copy<T>(c, As, Bs, next, copy[c]);
                     }

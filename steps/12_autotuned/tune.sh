@@ -12,7 +12,7 @@
 #    a candidate that fails, or does not build, is never timed or chosen.
 # 4. Times the survivors at one shape per class (median of 5 after 2 warm-up,
 #    cuBLAS SGEMM timed in the same run).
-# 5. Stage 2: the other pipeline depths and register budgets of each class's best tiles.
+# 5. Stage 2: the other pipeline depths, register budgets and K-slices of each class's best tiles.
 # 6. Per class, re-verifies the fastest at the class's own shape (checked run)
 #    and writes it to FILE (default build/tuned.h), which the Makefile
 #    pre-includes when it builds step 12. Tracked files are never touched:
@@ -30,8 +30,8 @@ absolute() { case $1 in /*) echo "$1" ;; *) echo "$CALLER_DIR/$1" ;; esac; }
 # ---------------------------------------------------------------- the declared space
 SPACE_BM="64 128 256"               # block tile rows
 SPACE_BN="64 128 256"               # block tile columns
-SPACE_BK="16"                       # K-slice (8 lost in every class in the first two H200 runs, 2026-11-29,
-                                    #   and was dropped to keep a run near 3 minutes; add it back elsewhere)
+SPACE_BK="16"                       # K-slice (8 lost in every class in the first two H200 runs, 2026-11-29;
+                                    #   stage 2 tries 8 and 32 on the best tiles instead: 4.5 minutes a run)
 SPACE_LANES_M="4 8"                 # a warp's threads as LANES_M x (32 / LANES_M): warp tile = lanes x thread tile
 SPACE_THREAD_TILE="4x8 8x8 8x16 16x8" # TM x TN per thread
 SPACE_THREADS="128 256"             # threads per block (the warp tiles must cover the block tile exactly)
@@ -40,7 +40,8 @@ SPACE_PIPE_STAGE1=2                 # stage 1: every tile with step 11's pipelin
                                     #   (PIPE 3 here, as in the run of tuned_h200.h, hid tiles that spill
                                     #   at PIPE 3 but shine at PIPE 2);
 SPACE_PIPE_STAGE2="1 2 3"           # stage 2: each class's STAGE2_TOP best tiles with every PIPE, and
-STAGE2_TOP=1                        #   BLOCKS halved, kept and doubled
+STAGE2_TOP=1                        #   BLOCKS halved, kept and doubled,
+SPACE_BK_STAGE2="8 32"              #   and with these K-slices (PIPE 2 and 3, BLOCKS kept)
 
 # One shape per class; step 12's launcher puts a shape in a class by the same rules (kernel.cu: classify).
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
@@ -124,7 +125,7 @@ write_config() {
 
 if [ "$MODE" = list ]; then
     candidates $SPACE_PIPE_STAGE1 | nl -w3 -s': '
-    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP)) tiles with up to 8 variants each in stage 2"
+    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP)) tiles with up to 12 variants each in stage 2"
     exit 0
 fi
 
@@ -219,6 +220,10 @@ stage2=$(for c in $CLASSES; do
             [ "$blocks" -ge 1 ] && [ $((blocks * threads)) -le 2048 ] || continue
             [ "$pipe" = "$pipe0" ] && [ "$blocks" = "$b0" ] && continue # measured in stage 1
             echo "$bm $bn $bk $wm $wn $tm $tn $pipe $blocks"
+        done; done
+        for k in $SPACE_BK_STAGE2; do for pipe in 2 3; do
+            [ "$k" != "$bk" ] && [ $((bm * k / 4 % threads)) -eq 0 ] && [ $((k * bn / 4 % threads)) -eq 0 ] &&
+                echo "$bm $bn $k $wm $wn $tm $tn $pipe $b0"
         done; done
     done)
 run_stage "stage 2 (pipeline, registers)" "$stage2"
