@@ -99,15 +99,49 @@ fi
 if have_gpu && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
     build/peak --csv "$DATA/peak.csv.tmp" >/dev/null && mv "$DATA/peak.csv.tmp" "$DATA/peak.csv"
 fi
+# Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind
+# on this device estimates the time left from those, scaled by how fast it is going so far.
+PREV_SECONDS=""
+[ "$(sed -n 's/^kind=//p' "$DATA/meta.txt" 2>/dev/null)" = "$KIND" ] &&
+    PREV_SECONDS=$(grep '^seconds_' "$DATA/meta.txt")
 {
     echo "date=$(date +%F)"
     echo "device=${GPU_NAME:-$CPU_NAME}"
     echo "command=./run_all.sh $ORIG_ARGS"
+    echo "kind=$KIND"
 } >"$DATA/meta.txt"
+prev_seconds() { sed -n "s/^seconds_$1=//p" <<<"$PREV_SECONDS"; } # STEP_NUMBER: empty if unknown
+
+# eta_left FROM: an estimate of the seconds that steps FROM.. (1-based, in STEPS order) will take.
+# A step with a recorded time counts that time, scaled by this run's speed against the record;
+# another counts the mean of this run's steps of the same kind (CPU or GPU) so far, else of all.
+declare -A TOOK=() # step number -> seconds in this run
+eta_left() {
+    local from=$1 i=0 step n m kind mkind now_s=0 then_s=0 left=0 p cnt sum scale_num scale_den
+    for n in "${!TOOK[@]}"; do
+        p=$(prev_seconds "$n"); [ -n "$p" ] && [ "$p" -gt 0 ] && { now_s=$((now_s + TOOK[$n])); then_s=$((then_s + p)); }
+    done
+    scale_num=$now_s scale_den=$then_s; [ "$then_s" -eq 0 ] && scale_num=1 scale_den=1
+    for step in $STEPS; do
+        i=$((i + 1)); [ "$i" -lt "$from" ] && continue
+        n=${step%%_*}; p=$(prev_seconds "$n")
+        if [ -n "$p" ]; then left=$((left + p * scale_num / scale_den)); continue; fi
+        kind=cpu; [ -f "steps/$step/kernel.cu" ] && kind=gpu
+        cnt=0 sum=0
+        for m in "${!TOOK[@]}"; do
+            [ -f steps/${m}_*/kernel.cu ] && mkind=gpu || mkind=cpu
+            [ "$mkind" = "$kind" ] && { cnt=$((cnt + 1)); sum=$((sum + TOOK[$m])); }
+        done
+        if [ "$cnt" -eq 0 ]; then for m in "${!TOOK[@]}"; do cnt=$((cnt + 1)); sum=$((sum + TOOK[$m])); done; fi
+        [ "$cnt" -eq 0 ] && { echo "?"; return; }
+        left=$((left + sum / cnt))
+    done
+    echo "$left"
+}
 
 SWEEP=()
 [ "$QUICK" -eq 1 ] && SWEEP=(--sizes 128,256,512 --reps 3 --warmup 1)
-STATUS=0 DONE=0 RUN_SECONDS=0
+STATUS=0 DONE=0
 SUMMARY=()
 for step in $STEPS; do
     n=${step%%_*}
@@ -116,15 +150,17 @@ for step in $STEPS; do
     DONE=$((DONE + 1))
     if grep -qx "$step" "$STATE" && [ -f "$csv" ]; then
         echo "== [$DONE/$NSTEPS] $step: done in an earlier run (--resume)"
+        p=$(prev_seconds "$n"); [ -n "$p" ] && echo "seconds_$n=$p" >>"$DATA/meta.txt"
     else
-        eta="?"
-        [ "$DONE" -gt 1 ] && [ "$RUN_SECONDS" -gt 0 ] && eta="~$(( RUN_SECONDS / (DONE - 1) * (NSTEPS - DONE + 1) / 60 + 1 )) min"
+        eta=$(eta_left "$DONE")
+        [ "$eta" != "?" ] && eta="~$(( (eta + 30) / 60 )) min" && [ "$eta" = "~0 min" ] && eta="<1 min"
         echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
         t0=$(date +%s)
         rm -f "$csv.tmp"
         "$bin" "${SWEEP[@]}" --csv "$csv.tmp"
         rc=$?
-        RUN_SECONDS=$((RUN_SECONDS + $(date +%s) - t0))
+        TOOK[$n]=$(( $(date +%s) - t0 ))
+        echo "seconds_$n=${TOOK[$n]}" >>"$DATA/meta.txt"
         case $rc in
             0|1) mv "$csv.tmp" "$csv"; echo "$step" >>"$STATE" ;;
             4) rm -f "$csv.tmp"; echo "   $step: this hardware cannot run it (exit 4): skipped" ;;

@@ -72,5 +72,15 @@ else
     else
         fail "run_all.sh --resume (steps $RESUME_STEPS, $before done before the interrupt): CSVs differ or nothing was resumed"
     fi
+    # Every run records each step's time; the next run of the same kind estimates from the first step on.
+    nsteps=$(tr ',' '\n' <<<"$RESUME_STEPS" | wc -l)
+    recorded=$(cat "$TMP_ART"/full/data/*/meta.txt 2>/dev/null | grep -c '^seconds_[0-9][0-9]=[0-9]')
+    ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >"$TMP_ART/again.log" 2>&1
+    first=$(grep -m1 '^== \[1/' "$TMP_ART/again.log")
+    if [ "$recorded" -eq "$nsteps" ] && [[ "$first" == *" left)" && "$first" != *"? left"* ]]; then
+        pass "run_all.sh records $recorded step times; the next run estimates from its first step ($first)"
+    else
+        fail "run_all.sh time estimate: $recorded of $nsteps step times recorded; next run's first line: $first"
+    fi
 fi
 rm -rf "$TMP_ART"
