@@ -113,8 +113,8 @@ while IFS=: read -r part first last title H; do
         size_note="${H}^3"; [ "$(echo "$sizes" | tr ' ' '\n' | grep -v "^$H$" | grep -c .)" -gt 0 ] && size_note="${H}^3 (largest size run where smaller)"
         {
             echo "set title \"$title: every step at $size_note\\n$DEVICE, data of $DATE\""
-            # room above the highest bar or line for the key
-            ymax=$(awk -v b="${base:-0}" -v p="${PEAK:-0}" -v a="${base_all:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (a > m) m = a; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            # room above the highest bar or line for the key (the FP32 peak is a line of Part I only)
+            ymax=$(awk -v b="${base:-0}" -v p="$([ "$part" = 1 ] && echo "${PEAK:-0}" || echo 0)" -v a="${base_all:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (a > m) m = a; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
             # labels in TFLOP/s on the GPU, in GFLOP/s where rates stay below a few TFLOP/s
             unit=TFLOP/s; scale=1000.0; fmt='%%.1f' # (doubled: it passes through printf)
             [ "$(awk -v y="$ymax" 'BEGIN { print (y < 3000) }')" = 1 ] && unit=GFLOP/s scale=1.0 fmt='%%.0f'
@@ -123,11 +123,13 @@ while IFS=: read -r part first last title H; do
             echo "set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left opaque box"
             echo "set xtics rotate by -35 scale 0 font ',10'; set bmargin 6"
             echo "base = ${base:-0}; peak = ${PEAK:-0}"
+            # the bars' labels last, on an opaque box: a bar close to a line keeps a legible label
+            echo "set style textbox opaque noborder margins 1,1"
             printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: %s, ratio to its %s)', " "$TMP/bars.dat" "$unit" "$base_name"
-            printf "'' using 0:2:(sprintf('$fmt (%%.2f)', \$2 / $scale, \$3)) with labels offset 0,0.8 font ',9' notitle, "
             printf "base with lines dt 2 lw 2 lc rgb '#cc3311' title sprintf('%s: $fmt %s', base / $scale)" "$label_base" "$unit"
             [ -n "$base_all" ] && printf ", %s with lines dt 4 lw 2 lc rgb '#228833' title sprintf('%s, all threads: $fmt %s', %s / $scale)" "$base_all" "$base_name" "$unit" "$base_all"
             [ "$part" = 1 ] && [ -n "$PEAK" ] && printf ", peak with lines dt 3 lw 2 lc rgb '#000000' title sprintf('FP32 FMA peak (build/peak): %%.1f TFLOP/s', peak / 1000.0)"
+            printf ", '%s' using 0:2:(sprintf('$fmt (%%.2f)', \$2 / $scale, \$3)) with labels boxed offset 0,0.8 font ',9' notitle" "$TMP/bars.dat"
             echo
         } >"$TMP/progress.gp"
         render "progress_part$part" "$TMP/progress.gp" || status=1
