@@ -210,10 +210,20 @@ if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
         ai=$(awk -v m="$bm" -v n="$bn" 'BEGIN { print (m == 0 ? 0.25 : m * n / (2.0 * (m + n))) }')
         echo "$ai $g $s" >>"$TMP/roof.dat"
     done <plots/tiles.csv
-    # Steps with the same tile and nearly the same rate (within 3%) share one label: "02,03".
-    awk '{ key = $1 " " int(log($2) / log(1.03)); lab[key] = (cnt[key]++ ? lab[key] "," : "") $3
-           x[key] = $1; y[key] = $2 } END { for (k in lab) print x[k], y[k], lab[k], x[k] * 1.12 }' \
-        "$TMP/roof.dat" | sort -n >"$TMP/roof2.dat"
+    # Steps with the same tile and nearly the same rate (within 3% of the slowest of the group) share
+    # one label, "02,03", at the group's fastest point: their points would overlap anyway. Labels go
+    # to the left of the points (column 4), except at the rightmost tile, which gets them on its right
+    # (column 5): there they cannot run into the next tile's point.
+    sort -k1,1g -k2,2g "$TMP/roof.dat" | awk '
+        function flush(   i, j, t, k, v) { if (!n) return
+            k = split(lab, v, ","); for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j] < v[j - 1]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            lab = v[1]; for (i = 2; i <= k; i++) lab = lab "," v[i]
+            out[++m] = gx " " gy " " lab; xs[m] = gx; n = 0 }
+        { if (n && $1 == gx && $2 <= y0 * 1.03) { lab = lab "," $3; gy = $2; n++; next }
+          flush(); gx = $1; y0 = $2; gy = $2; lab = $3; n = 1 }
+        END { flush(); for (i = 1; i <= m; i++) { if (xs[i] > xmax) xmax = xs[i] }
+              for (i = 1; i <= m; i++) print out[i], (xs[i] < xmax ? xs[i] / 1.12 : "NaN"), (xs[i] < xmax ? "NaN" : xs[i] * 1.12) }' \
+        | sort -n >"$TMP/roof2.dat"
     mv "$TMP/roof2.dat" "$TMP/roof.dat"
     if [ -s "$TMP/roof.dat" ]; then
         base=$(headline 00 4096 2>/dev/null | awk '{ print $2 }')
@@ -224,7 +234,8 @@ if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
             echo "peak = $PEAK; bw = $BANDWIDTH; roof(x) = (bw * x < peak) ? bw * x : peak; set samples 400"
             printf "plot roof(x) with lines lw 3 lc rgb '#000000' title sprintf('min(%%.1f TFLOP/s, %%.2f TB/s x intensity)', peak / 1000.0, bw / 1000.0), "
             printf "'%s' using 1:2 with points pt 7 ps 1.5 lc rgb '#4477aa' title 'step at 4096^3', " "$TMP/roof.dat"
-            printf "'' using 4:2:3 with labels left offset 0,0.6 font ',10' notitle"
+            printf "'' using 4:2:3 with labels right offset 0,0.6 font ',10' notitle, "
+            printf "'' using 5:2:3 with labels left offset 0,0.6 font ',10' notitle"
             [ -n "$base" ] && printf ", %s with lines dt 2 lw 2 lc rgb '#cc3311' title 'cuBLAS SGEMM at 4096^3'" "$base"
             echo
         } >"$TMP/roof.gp"
