@@ -114,27 +114,28 @@ prev_seconds() { sed -n "s/^seconds_$1=//p" <<<"$PREV_SECONDS"; } # STEP_NUMBER:
 
 # eta_left FROM: an estimate of the seconds that steps FROM.. (1-based, in STEPS order) will take.
 # A step with a recorded time counts that time, scaled by this run's speed against the record;
-# another counts the mean of this run's steps of the same kind (CPU or GPU) so far, else of all.
-declare -A TOOK=() # step number -> seconds in this run
+# another counts the mean of this run's steps of the same kind (cpu, gpu) so far, else of all.
+# The sums below are updated by took() as each step finishes.
+NOW_S=0 THEN_S=0                                # this run's and the record's seconds, steps in both
+declare -A KIND_S=([cpu]=0 [gpu]=0) KIND_N=([cpu]=0 [gpu]=0)
+step_kind() { [ -f "steps/$1/kernel.cu" ] && echo gpu || echo cpu; }
+took() { # STEP SECONDS
+    local p; p=$(prev_seconds "${1%%_*}")
+    [ -n "$p" ] && [ "$p" -gt 0 ] && NOW_S=$((NOW_S + $2)) THEN_S=$((THEN_S + p))
+    local k; k=$(step_kind "$1"); KIND_S[$k]=$((KIND_S[$k] + $2)); KIND_N[$k]=$((KIND_N[$k] + 1))
+}
 eta_left() {
-    local from=$1 i=0 step n m kind mkind now_s=0 then_s=0 left=0 p cnt sum scale_num scale_den
-    for n in "${!TOOK[@]}"; do
-        p=$(prev_seconds "$n"); [ -n "$p" ] && [ "$p" -gt 0 ] && { now_s=$((now_s + TOOK[$n])); then_s=$((then_s + p)); }
-    done
-    scale_num=$now_s scale_den=$then_s; [ "$then_s" -eq 0 ] && scale_num=1 scale_den=1
+    local from=$1 i=0 step p k left=0 num=$NOW_S den=$THEN_S
+    local all_s=$((KIND_S[cpu] + KIND_S[gpu])) all_n=$((KIND_N[cpu] + KIND_N[gpu]))
+    [ "$den" -eq 0 ] && num=1 den=1
     for step in $STEPS; do
         i=$((i + 1)); [ "$i" -lt "$from" ] && continue
-        n=${step%%_*}; p=$(prev_seconds "$n")
-        if [ -n "$p" ]; then left=$((left + p * scale_num / scale_den)); continue; fi
-        kind=cpu; [ -f "steps/$step/kernel.cu" ] && kind=gpu
-        cnt=0 sum=0
-        for m in "${!TOOK[@]}"; do
-            [ -f steps/${m}_*/kernel.cu ] && mkind=gpu || mkind=cpu
-            [ "$mkind" = "$kind" ] && { cnt=$((cnt + 1)); sum=$((sum + TOOK[$m])); }
-        done
-        if [ "$cnt" -eq 0 ]; then for m in "${!TOOK[@]}"; do cnt=$((cnt + 1)); sum=$((sum + TOOK[$m])); done; fi
-        [ "$cnt" -eq 0 ] && { echo "?"; return; }
-        left=$((left + sum / cnt))
+        p=$(prev_seconds "${step%%_*}")
+        if [ -n "$p" ]; then left=$((left + p * num / den)); continue; fi
+        k=$(step_kind "$step")
+        if [ "${KIND_N[$k]}" -gt 0 ]; then left=$((left + KIND_S[$k] / KIND_N[$k]))
+        elif [ "$all_n" -gt 0 ]; then left=$((left + all_s / all_n))
+        else echo "?"; return; fi
     done
     echo "$left"
 }
@@ -159,8 +160,9 @@ for step in $STEPS; do
         rm -f "$csv.tmp"
         "$bin" "${SWEEP[@]}" --csv "$csv.tmp"
         rc=$?
-        TOOK[$n]=$(( $(date +%s) - t0 ))
-        echo "seconds_$n=${TOOK[$n]}" >>"$DATA/meta.txt"
+        secs=$(( $(date +%s) - t0 ))
+        took "$step" "$secs"
+        echo "seconds_$n=$secs" >>"$DATA/meta.txt"
         case $rc in
             0|1) mv "$csv.tmp" "$csv"; echo "$step" >>"$STATE" ;;
             4) rm -f "$csv.tmp"; echo "   $step: this hardware cannot run it (exit 4): skipped" ;;
