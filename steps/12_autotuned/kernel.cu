@@ -13,6 +13,9 @@
  *                  2: two shared buffers, one barrier (step 11)
  *                  3: as 2, and the fragments of k+1 read from shared memory
  *                     into a second register set while k is computed
+ *                  4, 5: the copies go from global to shared memory without
+ *                     passing through registers (cp.async), into a ring of
+ *                     PIPE-1 buffers: PIPE-2 slices in flight (sgemm_async)
  *   BLOCKS         blocks per SM asked of the compiler (caps its registers)
  *
  * `make tune` (tune.sh beside this file) compiles every candidate of a
@@ -72,9 +75,10 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIP
     static constexpr int WN = WN_;     ///< warp tile columns
     static constexpr int TM = TM_;     ///< thread tile rows (whole float4 groups)
     static constexpr int TN = TN_;     ///< thread tile columns (whole float4 groups)
-    static constexpr int PIPE = PIPE_; ///< pipeline depth: 1 (step 10), 2 (step 11), 3 (+ fragments)
+    static constexpr int PIPE = PIPE_; ///< pipeline: 1 (step 10), 2 (step 11), 3 (+ fragments), 4-5 (cp.async)
     static constexpr int BLOCKS = BLOCKS_;               ///< blocks per SM asked of the compiler
-    static constexpr int BUFFERS = PIPE == 1 ? 1 : 2;    ///< shared-memory buffers
+    static constexpr bool ASYNC = PIPE >= 4;             ///< copies by cp.async (sgemm_async)
+    static constexpr int BUFFERS = PIPE == 1 ? 1 : ASYNC ? PIPE - 1 : 2; ///< shared-memory buffers
     static constexpr int LANES_M = WM / TM;              ///< a warp's threads along M ...
     static constexpr int LANES_N = WN / TN;              ///< ... and along N
     static constexpr int THREADS = (BM / WM) * (BN / WN) * WARP; ///< threads per block
@@ -90,7 +94,15 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIP
     static constexpr int LAG = BK / 4 > 2 ? BK / 4 : 2;
     static constexpr int ISSUE_SPAN = BK - LAG; ///< loads issue in k = 0 .. ISSUE_SPAN-1, stores end by k = BK-1
     static constexpr int BS_LD = BN + VEC; ///< Bs row length: padded against bank conflicts, as in step 08
-    static constexpr int SMEM_BYTES = BUFFERS * BK * (BM + BS_LD) * (int)sizeof(float); ///< per block
+    static constexpr int AS_FLOATS = BK * BM;    ///< one buffer of A
+    static constexpr int BS_FLOATS = BK * BS_LD; ///< one buffer of B
+    /* PIPE 4-5 copy A as float4 (as above) and B one element at a time: thread t's copies of a slice are
+     * A's rows VEC*(t % (BM/VEC)).. of columns t / (BM/VEC) + c*A_STRIDE, and B's k = t % BK of columns
+     * t / BK + c*B_STRIDE, for c = 0, 1, ...: the same place in every slice. */
+    static constexpr int A_STRIDE = THREADS / (BM / VEC); ///< columns of A's slice one pass of the block copies
+    static constexpr int B_STRIDE = THREADS / BK;         ///< columns of B's slice one pass copies
+    static constexpr int B_ELEMENTS = BK * BN / THREADS;  ///< elements of B's slice per thread
+    static constexpr int SMEM_BYTES = BUFFERS * (AS_FLOATS + BS_FLOATS) * (int)sizeof(float); ///< per block
 
     static_assert(LANES_M * LANES_N == WARP, "a warp's threads tile the warp tile exactly");
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles tile the block tile");
@@ -99,7 +111,9 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIP
     static_assert(A_COPIES * VEC * THREADS == BM * BK && B_COPIES * VEC * THREADS == BK * BN && A_COPIES > 0 &&
                       B_COPIES > 0,
                   "every thread copies the same whole number of float4 of each slice");
-    static_assert(PIPE >= 1 && PIPE <= 3, "pipeline depth 1, 2 or 3");
+    static_assert(PIPE >= 1 && PIPE <= 5, "pipeline 1 to 5");
+    static_assert(!ASYNC || (THREADS % (BM / VEC) == 0 && THREADS % BK == 0),
+                  "PIPE 4-5: a pass of the block's threads copies whole columns of each slice");
     static_assert(BLOCKS >= 1 && BLOCKS * THREADS <= 2048, "at most 2048 threads per SM");
     static_assert(SMEM_BYTES <= MAX_SMEM, "the slices fit in shared memory");
 };
@@ -227,6 +241,21 @@ template <class T> __device__ void outer_product(float (&acc)[T::TN][T::TM], con
             acc[c][r] += a[r] * b[c];
 }
 
+/** C = alpha * acc + beta * C for the thread's tile, whose first element is C(i, j): acc[c][r] with
+ *  r = VEC*gm + dr, c = VEC*gn + dc is C(i + gm*SLAB_M + dr, j + gn*SLAB_N + dc). */
+template <class T>
+__device__ void store_tile(float *C, int ldc, int M, int N, int i, int j, const float (&acc)[T::TN][T::TM],
+                           float alpha, float beta, bool vec_c)
+{
+#pragma unroll
+    for (int c = 0; c < T::TN; ++c)
+#pragma unroll
+        for (int gm = 0; gm < T::GM; ++gm)
+            store4(C, ldc, i + gm * T::SLAB_M, j + (c / VEC) * T::SLAB_N + c % VEC, M, N,
+                   make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
+                   alpha, beta, vec_c);
+}
+
 /** C = alpha*A*B + beta*C with configuration T: steps 09-11's kernel, every size a parameter. */
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
@@ -311,16 +340,153 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
         }
     }
 
-    /* acc[c][r] with r = VEC*gm + dr, c = VEC*gn + dc is C(i0 + row + gm*SLAB_M + dr, j0 + col + gn*SLAB_N + dc). */
+    store_tile<T>(C, ldc, M, N, i0 + row, j0 + col, acc, alpha, beta, vec_c);
+}
+
+/* ---------------------------------------------------------------- PIPE 4-5: copies by cp.async
+ * cp.async (sm_80 on) copies global memory to shared memory without passing through registers: no
+ * registers hold the next slice, and one instruction (LDGSTS) replaces a load and a store. The copies
+ * are asynchronous: a thread closes the ones it has issued into a group (commit_group) and later waits
+ * until all but its newest n groups have landed (wait_group n). With a ring of PIPE-1 buffers, the next
+ * PIPE-2 slices are in flight while one is computed. A cp.async copies 4, 8 or 16 bytes as they are, so
+ * A's slice goes as float4 into As as before; B's must be transposed into Bs, so it goes element by
+ * element (4 bytes), each to its own row of Bs. */
+
+/** Issues a cp.async of BYTES (4 or 16) from @p src to @p dst, of which the first @p inside bytes are
+ *  read and the rest zero-filled (nothing is read when @p inside is 0). */
+template <int BYTES> __device__ void copy_async(float *dst, const float *src, int inside)
+{
+    const unsigned sdst = (unsigned)__cvta_generic_to_shared(dst);
+    if (BYTES == 16) /* .cg: through L2 only (each element is used once per block) */
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sdst), "l"(src), "r"(inside)
+                     : "memory");
+    else             /* .cg takes only 16 bytes: 4-byte copies go through L1 (.ca) */
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(sdst), "l"(src), "r"(inside)
+                     : "memory");
+}
+
+/** As copy_async, all bytes inside the matrix: no source size. */
+template <int BYTES> __device__ void copy_async_inside(float *dst, const float *src)
+{
+    const unsigned sdst = (unsigned)__cvta_generic_to_shared(dst);
+    if (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sdst), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sdst), "l"(src) : "memory");
+}
+
+/** Closes the copies issued since the last call into one group. */
+__device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/** Waits until at most @p PENDING of this thread's newest groups of copies are still in flight. */
+template <int PENDING> __device__ void wait_copies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/** Issues this thread's copies of the slice at @p k0 into the buffers @p as and @p bs, as one group.
+ *  (@p ai, @p ap): the thread's first copy of A, rows ai.. of column ap of the slice; (@p bp, @p bj): its
+ *  first element of B, k = bp of column bj. A slice wholly inside A and B (@p full) is copied without
+ *  tests; otherwise elements outside the matrices are zero-filled, and A without 128-bit access
+ *  (!@p vec_a) goes element by element too. */
+template <class T>
+__device__ void copy_slice_async(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int i0,
+                                 int j0, int k0, float *as, float *bs, int ai, int ap, int bp, int bj, bool full,
+                                 bool vec_a)
+{
+    if (full) {
+        const float *a = &A[i0 + ai + (k0 + ap) * lda], *b = &B[k0 + bp + (j0 + bj) * ldb];
 #pragma unroll
-    for (int c = 0; c < T::TN; ++c) {
-        const int j = j0 + col + (c / VEC) * T::SLAB_N + c % VEC;
+        for (int c = 0; c < T::A_COPIES; ++c)
+            copy_async_inside<16>(&as[(ap + c * T::A_STRIDE) * T::BM + ai], a + c * T::A_STRIDE * lda);
 #pragma unroll
-        for (int gm = 0; gm < T::GM; ++gm)
-            store4(C, ldc, i0 + row + gm * T::SLAB_M, j, M, N,
-                   make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
-                   alpha, beta, vec_c);
+        for (int c = 0; c < T::B_ELEMENTS; ++c) /* B(k0 + bp, j) lands in row bp of Bs */
+            copy_async_inside<4>(&bs[bp * T::BS_LD + bj + c * T::B_STRIDE], b + c * T::B_STRIDE * ldb);
+    } else {
+        const int i = i0 + ai, k = k0 + bp;
+#pragma unroll
+        for (int c = 0; c < T::A_COPIES; ++c) {
+            const int p = k0 + ap + c * T::A_STRIDE; /* the column (k) of A */
+            float *dst = &as[(ap + c * T::A_STRIDE) * T::BM + ai];
+            if (vec_a) {
+                const int inside = p < K ? min(VEC, max(0, M - i)) : 0; /* leading rows inside A */
+                copy_async<16>(dst, inside > 0 ? &A[i + p * lda] : A, inside * (int)sizeof(float));
+            } else {
+#pragma unroll
+                for (int r = 0; r < VEC; ++r) {
+                    const bool in = i + r < M && p < K;
+                    copy_async<4>(dst + r, in ? &A[i + r + p * lda] : A, in ? (int)sizeof(float) : 0);
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < T::B_ELEMENTS; ++c) {
+            const int j = j0 + bj + c * T::B_STRIDE;
+            const bool in = k < K && j < N;
+            copy_async<4>(&bs[bp * T::BS_LD + bj + c * T::B_STRIDE], in ? &B[k + j * ldb] : B,
+                          in ? (int)sizeof(float) : 0);
+        }
     }
+    commit_copies();
+}
+
+/** C = alpha*A*B + beta*C with configuration T, PIPE 4-5: sgemm_tuned's tiles and shared-memory layout,
+ *  the slices copied by cp.async through a ring of STAGES buffers, one barrier per slice. */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c)
+{
+    constexpr int STAGES = T::BUFFERS;
+    extern __shared__ float4 smem[];
+    float *As = (float *)smem;              /* As[s][p][i] = A(i0 + i, k0 + p) in buffer s */
+    float *Bs = As + STAGES * T::AS_FLOATS; /* Bs[s][p][j] = B(k0 + p, j0 + j) */
+
+    const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN;
+    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int wm = T::WM * (warp % (T::BM / T::WM)), wn = T::WN * (warp / (T::BM / T::WM));
+    const int row = wm + VEC * (lane % T::LANES_M), col = wn + VEC * (lane / T::LANES_M); /* as sgemm_tuned */
+    const int t = threadIdx.x;
+    const int ai = VEC * (t % (T::BM / VEC)), ap = t / (T::BM / VEC); /* the thread's copies (see tile) */
+    const int bp = t % T::BK, bj = t / T::BK;
+    const bool inside = vec_a && i0 + T::BM <= M && j0 + T::BN <= N; /* (B's copies need no alignment) */
+    const int slices = (K + T::BK - 1) / T::BK;
+
+    /* Prologue: slices 0 .. STAGES-2 in flight. Every slice commits a group, empty past the last slice,
+     * so that "all but the newest STAGES-2 groups" is always the slice about to be computed. */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < slices)
+            copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, s * T::BK, As + s * T::AS_FLOATS,
+                                Bs + s * T::BS_FLOATS, ai, ap, bp, bj, inside && (s + 1) * T::BK <= K, vec_a);
+        else
+            commit_copies();
+    }
+
+    float acc[T::TN][T::TM] = {};
+    float a[T::TM], b[T::TN];
+    int read = 0, write = STAGES - 1; /* the buffer computed, and the one the copies go to */
+    for (int slice = 0; slice < slices; ++slice) {
+        wait_copies<STAGES - 2>(); /* this thread's copies of this slice have landed ... */
+        __syncthreads();           /* ... and everyone's; everyone is also done with the buffer of slice-1 */
+        const int next = slice + STAGES - 1;
+        if (next < slices) /* into the buffer of slice-1 */
+            copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, next * T::BK, As + write * T::AS_FLOATS,
+                                Bs + write * T::BS_FLOATS, ai, ap, bp, bj, inside && (next + 1) * T::BK <= K,
+                                vec_a);
+        else
+            commit_copies();
+        const float *as = As + read * T::AS_FLOATS, *bs = Bs + read * T::BS_FLOATS;
+#pragma unroll
+        for (int p = 0; p < T::BK; ++p) {
+            load_fragments<T>(as, bs, p, row, col, a, b);
+            outer_product<T>(acc, a, b);
+        }
+        read = read + 1 == STAGES ? 0 : read + 1;
+        write = write + 1 == STAGES ? 0 : write + 1;
+    }
+    wait_copies<0>(); /* (only empty groups are left; no copy outlives the block) */
+    store_tile<T>(C, ldc, M, N, i0 + row, j0 + col, acc, alpha, beta, vec_c);
 }
 
 /* A 128-bit access to column j starts at X + j*ld: 16-byte aligned for every j when X is and ld % 4 == 0. */
@@ -334,14 +500,18 @@ template <class T>
 static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                         float beta, float *C, int ldc)
 {
+    auto kernel = [] { /* (if constexpr: only the kernel of T's pipeline is compiled) */
+        if constexpr (T::ASYNC)
+            return sgemm_async<T>;
+        else
+            return sgemm_tuned<T>;
+    }();
     if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
-        cuda_check(cudaFuncSetAttribute(sgemm_tuned<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        T::SMEM_BYTES),
+        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
                    "allowing the kernel its shared memory");
     dim3 grid(ceil_div(M, T::BM), ceil_div(N, T::BN)); /* x covers the rows, y the columns */
-    sgemm_tuned<T><<<grid, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                                        vectorizable(A, lda), vectorizable(B, ldb),
-                                                        vectorizable(C, ldc));
+    kernel<<<grid, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vectorizable(A, lda),
+                                                vectorizable(B, ldb), vectorizable(C, ldc));
 }
 
 /** The shape classes, each with its own configuration. */
