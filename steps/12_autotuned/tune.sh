@@ -39,9 +39,9 @@ SPACE_PIPE_STAGE1=2                 # stage 1: every tile with step 11's pipelin
                                     #   thread tile: 128 registers a thread up to 64 accumulators, else 255
                                     #   (PIPE 3 here, as in the run of tuned_h200.h, hid tiles that spill
                                     #   at PIPE 3 but shine at PIPE 2);
-SPACE_PIPE_STAGE2="1 2 3"           # stage 2: each class's STAGE2_TOP best tiles with every PIPE, and
-STAGE2_TOP=1                        #   BLOCKS halved, kept and doubled,
-SPACE_BK_STAGE2="8 32"              #   and with these K-slices (PIPE 2 and 3, BLOCKS kept)
+SPACE_PIPE_STAGE2="1 2 3 4 5"       # stage 2: each class's STAGE2_TOP best tiles with every PIPE, and
+STAGE2_TOP=1                        #   BLOCKS halved, kept and doubled (PIPE 5: kept),
+SPACE_BK_STAGE2="8 32"              #   and with these K-slices (PIPE 2, 3 and 4, BLOCKS kept)
 
 # One shape per class; step 12's launcher puts a shape in a class by the same rules (kernel.cu: classify).
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
@@ -125,7 +125,7 @@ write_config() {
 
 if [ "$MODE" = list ]; then
     candidates $SPACE_PIPE_STAGE1 | nl -w3 -s': '
-    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP)) tiles with up to 12 variants each in stage 2"
+    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP)) tiles with up to 18 variants each in stage 2"
     exit 0
 fi
 
@@ -219,11 +219,13 @@ stage2=$(for c in $CLASSES; do
         for pipe in $SPACE_PIPE_STAGE2; do for blocks in $((b0 / 2)) "$b0" $((b0 * 2)); do
             [ "$blocks" -ge 1 ] && [ $((blocks * threads)) -le 2048 ] || continue
             [ "$pipe" = "$pipe0" ] && [ "$blocks" = "$b0" ] && continue # measured in stage 1
+            [ "$pipe" = 5 ] && [ "$blocks" != "$b0" ] && continue        # (PIPE 5: only BLOCKS kept)
             echo "$bm $bn $bk $wm $wn $tm $tn $pipe $blocks"
         done; done
-        for k in $SPACE_BK_STAGE2; do for pipe in 2 3; do
-            [ "$k" != "$bk" ] && [ $((bm * k / 4 % threads)) -eq 0 ] && [ $((k * bn / 4 % threads)) -eq 0 ] &&
-                echo "$bm $bn $k $wm $wn $tm $tn $pipe $b0"
+        for k in $SPACE_BK_STAGE2; do for pipe in 2 3 4; do
+            [ "$k" != "$bk" ] && [ $((bm * k / 4 % threads)) -eq 0 ] && [ $((k * bn / 4 % threads)) -eq 0 ] || continue
+            [ "$pipe" -lt 4 ] || [ $((threads % k)) -eq 0 ] || continue # PIPE 4-5: whole columns of B a pass
+            echo "$bm $bn $k $wm $wn $tm $tn $pipe $b0"
         done; done
     done)
 run_stage "stage 2 (pipeline, registers)" "$stage2"
