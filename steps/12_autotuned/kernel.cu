@@ -352,10 +352,14 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
  * A's slice goes as float4 into As as before; B's must be transposed into Bs, so it goes element by
  * element (4 bytes), each to its own row of Bs. */
 
+/* Before sm_80 there is no cp.async: there (ARCH=sm_75) the same copies go through a register and
+ * are complete when the call returns, and the group functions do nothing. */
+
 /** Issues a cp.async of BYTES (4 or 16) from @p src to @p dst, of which the first @p inside bytes are
  *  read and the rest zero-filled (nothing is read when @p inside is 0). */
 template <int BYTES> __device__ void copy_async(float *dst, const float *src, int inside)
 {
+#if __CUDA_ARCH__ >= 800
     const unsigned sdst = (unsigned)__cvta_generic_to_shared(dst);
     if (BYTES == 16) /* .cg: through L2 only (each element is used once per block) */
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sdst), "l"(src), "r"(inside)
@@ -363,25 +367,40 @@ template <int BYTES> __device__ void copy_async(float *dst, const float *src, in
     else             /* .cg takes only 16 bytes: 4-byte copies go through L1 (.ca) */
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(sdst), "l"(src), "r"(inside)
                      : "memory");
+#else
+    for (int e = 0; e < BYTES / (int)sizeof(float); ++e)
+        dst[e] = e * (int)sizeof(float) < inside ? src[e] : 0.0f;
+#endif
 }
 
 /** As copy_async, all bytes inside the matrix: no source size. */
 template <int BYTES> __device__ void copy_async_inside(float *dst, const float *src)
 {
+#if __CUDA_ARCH__ >= 800
     const unsigned sdst = (unsigned)__cvta_generic_to_shared(dst);
     if (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sdst), "l"(src) : "memory");
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sdst), "l"(src) : "memory");
+#else
+    copy_async<BYTES>(dst, src, BYTES);
+#endif
 }
 
 /** Closes the copies issued since the last call into one group. */
-__device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ void commit_copies()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
 
 /** Waits until at most @p PENDING of this thread's newest groups of copies are still in flight. */
 template <int PENDING> __device__ void wait_copies()
 {
+#if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#endif
 }
 
 /** Issues this thread's copies of the slice at @p k0 into the buffers @p as and @p bs, as one group.
