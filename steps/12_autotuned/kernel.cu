@@ -17,6 +17,12 @@
  *                     passing through registers (cp.async), into a ring of
  *                     PIPE-1 buffers: PIPE-2 slices in flight (sgemm_async)
  *   BLOCKS         blocks per SM asked of the compiler (caps its registers)
+ *   ORDER          the order of a k-step's FFMA: 0 down the thread tile's
+ *                  columns (steps 07-11), 1 along its rows as a snake
+ *   ISSUE          PIPE 4-5: -1 issues the next slice's copies at the top of
+ *                  every slice; 0..BK-1 runs the slices whose copies need no
+ *                  tests in a loop of their own, the copies issued after
+ *                  ISSUE k-steps of the slice
  *
  * `make tune` (tune.sh beside this file) compiles every candidate of a
  * declared space, verifies each, times them at one shape per class and
@@ -34,8 +40,9 @@
 #include "gpu.h"
 #include "step.h"
 
-/* A configuration is "BM, BN, BK, WM, WN, TM, TN, PIPE, BLOCKS". The tuner builds each candidate with
- * TUNE_CANDIDATE defined; a config header defines one per shape class; without either, step 11's.
+/* A configuration is "BM, BN, BK, WM, WN, TM, TN, PIPE, BLOCKS, ORDER, ISSUE". The tuner builds each
+ * candidate with TUNE_CANDIDATE defined; a config header defines one per shape class; without either,
+ * step 11's.
  * (Build-time settings, not an interface: left out of the Doxygen pages.) */
 /** @cond BUILD_CONFIG */
 #ifdef TUNE_CANDIDATE
@@ -46,12 +53,12 @@
 #define TUNED_SMALL TUNE_CANDIDATE
 #define TUNED_UNALIGNED TUNE_CANDIDATE
 #elif !defined(TUNED_SQUARE)
-#define TUNED_SQUARE 128, 128, 16, 32, 64, 8, 8, 2, 2
-#define TUNED_TALL 128, 128, 16, 32, 64, 8, 8, 2, 2
-#define TUNED_WIDE 128, 128, 16, 32, 64, 8, 8, 2, 2
-#define TUNED_SHORT_K 128, 128, 16, 32, 64, 8, 8, 2, 2
-#define TUNED_SMALL 64, 64, 16, 32, 32, 4, 8, 2, 2
-#define TUNED_UNALIGNED 128, 128, 16, 32, 64, 8, 8, 2, 2
+#define TUNED_SQUARE 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
+#define TUNED_TALL 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
+#define TUNED_WIDE 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
+#define TUNED_SHORT_K 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
+#define TUNED_SMALL 64, 64, 16, 32, 32, 4, 8, 2, 2, 0, -1
+#define TUNED_UNALIGNED 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
 #endif
 /** @endcond */
 
@@ -67,7 +74,9 @@ enum {
 };
 
 /** A configuration's sizes, and what follows from them. */
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIPE_, int BLOCKS_> struct tile {
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIPE_, int BLOCKS_, int ORDER_,
+          int ISSUE_>
+struct tile {
     static constexpr int BM = BM_;     ///< block tile rows
     static constexpr int BN = BN_;     ///< block tile columns
     static constexpr int BK = BK_;     ///< K-slice copied to shared memory at a time
@@ -77,6 +86,8 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIP
     static constexpr int TN = TN_;     ///< thread tile columns (whole float4 groups)
     static constexpr int PIPE = PIPE_; ///< pipeline: 1 (step 10), 2 (step 11), 3 (+ fragments), 4-5 (cp.async)
     static constexpr int BLOCKS = BLOCKS_;               ///< blocks per SM asked of the compiler
+    static constexpr int ORDER = ORDER_; ///< FFMA order: 0 down the columns, 1 along the rows as a snake
+    static constexpr int ISSUE = ISSUE_; ///< PIPE 4-5: k-step of a slice after which the copies issue (-1: first)
     static constexpr bool ASYNC = PIPE >= 4;             ///< copies by cp.async (sgemm_async)
     static constexpr int BUFFERS = PIPE == 1 ? 1 : ASYNC ? PIPE - 1 : 2; ///< shared-memory buffers
     static constexpr int LANES_M = WM / TM;              ///< a warp's threads along M ...
@@ -112,6 +123,8 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int PIP
                       B_COPIES > 0,
                   "every thread copies the same whole number of float4 of each slice");
     static_assert(PIPE >= 1 && PIPE <= 5, "pipeline 1 to 5");
+    static_assert(ORDER == 0 || ORDER == 1, "order 0 (columns) or 1 (snake)");
+    static_assert(ISSUE >= -1 && ISSUE < BK && (ASYNC || ISSUE == -1), "ISSUE: -1, or a k-step of a PIPE 4-5 slice");
     static_assert(!ASYNC || (THREADS % (BM / VEC) == 0 && THREADS % BK == 0),
                   "PIPE 4-5: a pass of the block's threads copies whole columns of each slice");
     static_assert(BLOCKS >= 1 && BLOCKS * THREADS <= 2048, "at most 2048 threads per SM");
@@ -231,14 +244,36 @@ __device__ void load_fragments(const float *as, const float *bs, int p, int row,
     }
 }
 
-/** acc += a b^T: the outer product of a column of A and a row of B. */
-template <class T> __device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM], const float (&b)[T::TN])
+/** acc += a b^T: the outer product of a column of A and a row of B, in the order T::ORDER.
+ *
+ *  The order changes nothing in the result, only how the register file is read. On sm_80 and sm_90 the
+ *  registers sit in two banks (even and odd numbers), each of which delivers one operand per cycle; an
+ *  FFMA needs three (a, b and the accumulator), so one of them should come from the operand reuse
+ *  cache, which keeps registers that earlier instructions read in the same operand position and marked
+ *  .reuse. FFMAs in a row of the tile share their a, and read it from there. The first FFMA of the next
+ *  row needs a new a, a new b and an accumulator: three reads, one cycle more. ORDER 0 runs down each
+ *  column of the tile and leaves the compiler to regroup the FFMAs by rows (it does), every row starting
+ *  with b[0]. ORDER 1 runs along the rows, every other one backwards (a snake): a row starts with the b
+ *  the previous row ended with, and only a and the accumulator are new. The compiler keeps most of the
+ *  order it is given, not all of it: bank_reads.awk counts the result in the SASS (lesson 12). */
+template <class T>
+__device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM], const float (&b)[T::TN])
 {
+    if (T::ORDER == 0) {
 #pragma unroll
-    for (int c = 0; c < T::TN; ++c)
+        for (int c = 0; c < T::TN; ++c)
+#pragma unroll
+            for (int r = 0; r < T::TM; ++r)
+                acc[c][r] += a[r] * b[c];
+    } else {
 #pragma unroll
         for (int r = 0; r < T::TM; ++r)
-            acc[c][r] += a[r] * b[c];
+#pragma unroll
+            for (int n = 0; n < T::TN; ++n) {
+                const int c = r % 2 == 0 ? n : T::TN - 1 - n; /* odd rows backwards */
+                acc[c][r] += a[r] * b[c];
+            }
+    }
 }
 
 /** C = alpha * acc + beta * C for the thread's tile, whose first element is C(i, j): acc[c][r] with
@@ -485,7 +520,29 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
     float acc[T::TN][T::TM] = {};
     float a[T::TM], b[T::TN];
     int read = 0, write = STAGES - 1; /* the buffer computed, and the one the copies go to */
-    for (int slice = 0; slice < slices; ++slice) {
+    /* ISSUE >= 0: first the steady state, the slices whose copies (of slice + STAGES-1) lie wholly
+     * inside A and B. Those copies need no tests and no branch, so they can go in the middle of the
+     * slice (after ISSUE k-steps), where the compiler spreads their address arithmetic among the FFMAs;
+     * and the loop's body is one straight run, from barrier to barrier. Everything else (the last
+     * slices, blocks on the edges, ISSUE = -1) takes the general loop after it. */
+    const int steady = T::ISSUE >= 0 && inside ? max(0, K / T::BK - (STAGES - 1)) : 0;
+    for (int slice = 0; slice < steady; ++slice) {
+        wait_copies<STAGES - 2>();
+        __syncthreads();
+        const float *as = As + read * T::AS_FLOATS, *bs = Bs + read * T::BS_FLOATS;
+#pragma unroll
+        for (int p = 0; p < T::BK; ++p) {
+            if (p == T::ISSUE) /* (compile-time test: the loop is unrolled) */
+                copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, (slice + STAGES - 1) * T::BK,
+                                    As + write * T::AS_FLOATS, Bs + write * T::BS_FLOATS, ai, ap, bp, bj, true,
+                                    vec_a);
+            load_fragments<T>(as, bs, p, row, col, a, b);
+            outer_product<T>(acc, a, b);
+        }
+        read = read + 1 == STAGES ? 0 : read + 1;
+        write = write + 1 == STAGES ? 0 : write + 1;
+    }
+    for (int slice = steady; slice < slices; ++slice) {
         wait_copies<STAGES - 2>(); /* this thread's copies of this slice have landed ... */
         __syncthreads();           /* ... and everyone's; everyone is also done with the buffer of slice-1 */
         const int next = slice + STAGES - 1;
@@ -536,7 +593,7 @@ static void launch_tile(int M, int N, int K, float alpha, const float *A, int ld
 /** The shape classes, each with its own configuration. */
 enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO = CLASSES };
 static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
-static const int class_tiles[CLASSES][9] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
+static const int class_tiles[CLASSES][11] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
                                              {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
 static int forced = AUTO; /* --param class=NAME runs that class's configuration at every shape */
 
@@ -572,7 +629,7 @@ static void launch(int M, int N, int K, float alpha, const float *A, int lda, co
 }
 
 /** --param class=auto|square|tall|wide|short_k|small|unaligned; the description lists each class's
- *  configuration as block/warp/thread tile/pipeline depth/blocks per SM. */
+ *  configuration as block/warp/thread tile/pipeline depth/blocks per SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     for (int t = 0; t < nparams; ++t) {
@@ -588,9 +645,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     }
     int len = snprintf(desc, desclen, "class=%s", forced == AUTO ? "auto" : class_names[forced]);
     for (int c = 0; c < CLASSES && len > 0 && (unsigned)len < desclen; ++c) {
-        const int *t = class_tiles[c]; /* block BMxBNxBK, warp WMxWN, thread TMxTN, pipe, blocks per SM */
-        len += snprintf(desc + len, desclen - len, "; %s %dx%dx%d/%dx%d/%dx%d/%d/%d", class_names[c], t[0], t[1],
-                        t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+        const int *t = class_tiles[c]; /* block BMxBNxBK, warp WMxWN, thread TMxTN, pipe, blocks, order, issue */
+        len += snprintf(desc + len, desclen - len, "; %s %dx%dx%d/%dx%d/%dx%d/%d/%d/%d/%d", class_names[c], t[0],
+                        t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10]);
     }
     return NULL;
 }

@@ -13,6 +13,7 @@
 # 4. Times the survivors at one shape per class (median of 5 after 2 warm-up,
 #    cuBLAS SGEMM timed in the same run).
 # 5. Stage 2: the other pipeline depths, register budgets and K-slices of each class's best tiles.
+#    Stage 3: each class's best so far with the other FFMA orders and copy issue points.
 # 6. Per class, re-verifies the fastest at the class's own shape (checked run)
 #    and writes it to FILE (default build/tuned.h), which the Makefile
 #    pre-includes when it builds step 12. Tracked files are never touched:
@@ -42,6 +43,8 @@ SPACE_PIPE_STAGE1=2                 # stage 1: every tile with step 11's pipelin
 SPACE_PIPE_STAGE2="1 2 3 4 5"       # stage 2: each class's STAGE2_TOP best tiles with every PIPE, and
 STAGE2_TOP=1                        #   BLOCKS halved, kept and doubled (PIPE 5: kept),
 SPACE_BK_STAGE2="8 32"              #   and with these K-slices (PIPE 2, 3 and 4, BLOCKS kept)
+SPACE_ORDER="0 1"                   # stage 3: each class's best with every FFMA order (stages 1-2: 0) ...
+SPACE_ISSUE="-1 0 BK/2"             #   ... and, at PIPE 4-5, every copy issue point (stages 1-2: -1)
 
 # One shape per class; step 12's launcher puts a shape in a class by the same rules (kernel.cu: classify).
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
@@ -63,7 +66,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# candidates PIPE: one line "BM BN BK WM WN TM TN PIPE BLOCKS" per valid tile of the space.
+# candidates PIPE: one line "BM BN BK WM WN TM TN PIPE BLOCKS ORDER ISSUE" per valid tile of the space.
 candidates() {
     local pipe=$1 bm bn bk lm tt tm tn wm wn threads regs
     for bm in $SPACE_BM; do for bn in $SPACE_BN; do for bk in $SPACE_BK; do
@@ -75,7 +78,7 @@ candidates() {
         [[ " $SPACE_THREADS " == *" $threads "* ]] || continue
         [ $((bm * bk / 4 % threads)) -eq 0 ] && [ $((bk * bn / 4 % threads)) -eq 0 ] || continue # even copies
         regs=$([ $((tm * tn)) -le 64 ] && echo 128 || echo 255)
-        echo "$bm $bn $bk $wm $wn $tm $tn $pipe $((65536 / (threads * regs)))"
+        echo "$bm $bn $bk $wm $wn $tm $tn $pipe $((65536 / (threads * regs))) 0 -1"
     done; done; done; done; done
 }
 
@@ -91,18 +94,18 @@ class_of() {
     else echo square; fi
 }
 
-# Results file (build/tune/results.csv): id,bm,bn,bk,wm,wn,tm,tn,pipe,blocks,verified,class,gflops,cublas;
-# a config travels as one word, "BM,BN,BK,WM,WN,TM,TN,PIPE,BLOCKS".
-RESULTS_HEADER="id,bm,bn,bk,wm,wn,tm,tn,pipe,blocks,verified,class,gflops,cublas"
+# Results file (build/tune/results.csv): id, the 11 values of the config, verified,class,gflops,cublas;
+# a config travels as one word, "BM,BN,BK,WM,WN,TM,TN,PIPE,BLOCKS,ORDER,ISSUE".
+RESULTS_HEADER="id,bm,bn,bk,wm,wn,tm,tn,pipe,blocks,order,issue,verified,class,gflops,cublas"
 
 # choose RESULTS: per class, the fastest verified candidate: "class id config gflops cublas", or "class -".
 choose() {
     local c
     for c in $CLASSES; do
-        awk -F, -v cls="${c%%:*}" 'NR > 1 && $11 == 1 && $12 == cls && $13 + 0 > best {best = $13 + 0; line = $0}
+        awk -F, -v cls="${c%%:*}" 'NR > 1 && $13 == 1 && $14 == cls && $15 + 0 > best {best = $15 + 0; line = $0}
             END {if (line == "") {print cls, "-"; exit}
-                 split(line, f, ","); cfg = f[2]; for (i = 3; i <= 10; ++i) cfg = cfg "," f[i]
-                 print cls, f[1], cfg, f[13], f[14]}' "$1"
+                 split(line, f, ","); cfg = f[2]; for (i = 3; i <= 12; ++i) cfg = cfg "," f[i]
+                 print cls, f[1], cfg, f[15], f[16]}' "$1"
     done
 }
 
@@ -113,8 +116,9 @@ write_config() {
     {
         echo "/* Step 12's configurations, written by make tune (steps/12_autotuned/tune.sh); not edited by hand."
         echo " * Device: ${device:-unknown}; $(date -u +%Y-%m-%d); $NCAND candidates timed, $((SECONDS / 60)) min $((SECONDS % 60)) s."
-        echo " * Each: block BM, BN, BK, warp WM, WN, thread TM, TN, pipeline depth, blocks per SM; GFLOP/s at"
-        echo " * the class's shape (median of 5 after 2 warm-up) and cuBLAS SGEMM's in the same run. */"
+        echo " * Each: block BM, BN, BK, warp WM, WN, thread TM, TN, pipeline depth, blocks per SM, FFMA order,"
+        echo " * copy issue point; GFLOP/s at the class's shape (median of 5 after 2 warm-up) and cuBLAS SGEMM's"
+        echo " * in the same run. */"
         while read -r cls id cfg gf cb; do
             shape=$(printf '%s\n' $CLASSES | sed -n "s/^$cls://p")
             printf '#define TUNED_%s %s /* %s: %.0f GFLOP/s, cuBLAS %.0f, %.3f */\n' "$(tr a-z A-Z <<<"$cls")" \
@@ -125,7 +129,8 @@ write_config() {
 
 if [ "$MODE" = list ]; then
     candidates $SPACE_PIPE_STAGE1 | nl -w3 -s': '
-    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP)) tiles with up to 18 variants each in stage 2"
+    echo "$(candidates $SPACE_PIPE_STAGE1 | wc -l) tiles in stage 1, then up to $(($(wc -w <<<"$CLASSES") * STAGE2_TOP))" \
+         "tiles with up to 18 variants each in stage 2, and up to 5 each in stage 3"
     exit 0
 fi
 
@@ -212,23 +217,33 @@ echo "$RESULTS_HEADER" > "$RESULTS"
 run_stage "stage 1 (tiles)" "$(candidates $SPACE_PIPE_STAGE1)"
 # Stage 2: each class's STAGE2_TOP best tiles with every other PIPE and BLOCKS.
 stage2=$(for c in $CLASSES; do
-        awk -F, -v cls="${c%%:*}" 'NR > 1 && $11 == 1 && $12 == cls' "$RESULTS" | sort -t, -k13 -g -r |
-            head -n "$STAGE2_TOP" | cut -d, -f2-10
-    done | sort -u | while IFS=, read -r bm bn bk wm wn tm tn pipe0 b0; do
+        awk -F, -v cls="${c%%:*}" 'NR > 1 && $13 == 1 && $14 == cls' "$RESULTS" | sort -t, -k15 -g -r |
+            head -n "$STAGE2_TOP" | cut -d, -f2-12
+    done | sort -u | while IFS=, read -r bm bn bk wm wn tm tn pipe0 b0 _ _; do
         threads=$((bm / wm * bn / wn * 32))
         for pipe in $SPACE_PIPE_STAGE2; do for blocks in $((b0 / 2)) "$b0" $((b0 * 2)); do
             [ "$blocks" -ge 1 ] && [ $((blocks * threads)) -le 2048 ] || continue
             [ "$pipe" = "$pipe0" ] && [ "$blocks" = "$b0" ] && continue # measured in stage 1
             [ "$pipe" = 5 ] && [ "$blocks" != "$b0" ] && continue        # (PIPE 5: only BLOCKS kept)
-            echo "$bm $bn $bk $wm $wn $tm $tn $pipe $blocks"
+            echo "$bm $bn $bk $wm $wn $tm $tn $pipe $blocks 0 -1"
         done; done
         for k in $SPACE_BK_STAGE2; do for pipe in 2 3 4; do
             [ "$k" != "$bk" ] && [ $((bm * k / 4 % threads)) -eq 0 ] && [ $((k * bn / 4 % threads)) -eq 0 ] || continue
             [ "$pipe" -lt 4 ] || [ $((threads % k)) -eq 0 ] || continue # PIPE 4-5: whole columns of B a pass
-            echo "$bm $bn $k $wm $wn $tm $tn $pipe $b0"
+            echo "$bm $bn $k $wm $wn $tm $tn $pipe $b0 0 -1"
         done; done
     done)
 run_stage "stage 2 (pipeline, registers)" "$stage2"
+# Stage 3: each class's best so far with every FFMA order and, at PIPE 4-5, every copy issue point.
+stage3=$(choose "$RESULTS" | awk '$2 != "-" {print $3}' | sort -u |
+    while IFS=, read -r bm bn bk wm wn tm tn pipe b o0 i0; do
+        for order in $SPACE_ORDER; do for issue in ${SPACE_ISSUE//BK\/2/$((bk / 2))}; do
+            [ "$issue" = -1 ] || [ "$pipe" -ge 4 ] || continue
+            [ "$order" = "$o0" ] && [ "$issue" = "$i0" ] && continue # measured already
+            echo "$bm $bn $bk $wm $wn $tm $tn $pipe $b $order $issue"
+        done; done
+    done)
+run_stage "stage 3 (FFMA order, copy issue point)" "$stage3"
 NCAND=$((NEXT_ID - 1))
 
 # Each class's winner is checked once more at the class's own shape, with the full verification.
@@ -248,9 +263,9 @@ while :; do
 done
 choose_and_write "$RESULTS" || exit 1
 echo
-echo "class     shape             config (BM,BN,BK,WM,WN,TM,TN,PIPE,BLOCKS) GFLOP/s  cuBLAS  ratio"
+echo "class     shape             config (BM,BN,BK,WM,WN,TM,TN,PIPE,BLOCKS,ORDER,ISSUE) GFLOP/s  cuBLAS  ratio"
 choose "$RESULTS" | while read -r cls id cfg gf cb; do
-    printf '%-9s %-17s %-38s %7.0f %7.0f %6.3f\n' "$cls" "$(printf '%s\n' $CLASSES | sed -n "s/^$cls://p")" \
+    printf '%-9s %-17s %-50s %7.0f %7.0f %6.3f\n' "$cls" "$(printf '%s\n' $CLASSES | sed -n "s/^$cls://p")" \
         "$cfg" "$gf" "$cb" "$(awk -v a="$gf" -v b="$cb" 'BEGIN {print a / b}')"
 done
 echo "tune.sh: $NCAND candidates in $((SECONDS / 60)) min $((SECONDS % 60)) s; wrote $OUT (all results: $RESULTS)"
