@@ -71,7 +71,7 @@ function count(first, last,    i, t, n, s, r, op, reads, nreads, most, cache) {
     }
 }
 
-function end_kernel(    i, j, tg, best, best_ffma, best_len, first) {
+function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_three, first) {
     split("", is_target)
     for (i = 1; i <= nins; ++i) {                  # resolve labels; collect every branch target
         tg = target(text[i])
@@ -79,20 +79,18 @@ function end_kernel(    i, j, tg, best, best_ffma, best_len, first) {
         branch[i] = tg
         if (tg >= 0) is_target[tg] = 1
     }
-    best = 0; best_ffma = 0; best_len = 0
+    best = 0; best_ffma = 0
     for (i = 1; i <= nins; ++i) {                  # backward branches: loops
         if (branch[i] < 0 || branch[i] > addr[i]) continue
         for (first = i; first > 1 && addr[first - 1] >= branch[i]; --first) ;
         count(first, i)
-        if (c_ffma > best_ffma || (c_ffma == best_ffma && c_ffma > 0 && i - first < best_len)) {
-            best = i; best_ffma = c_ffma; best_len = i - first; best_first = first
+        if (c_ffma > best_ffma || (c_ffma == best_ffma && c_ffma > 0 && i - first < best - best_first)) {
+            best = i; best_first = first; best_ffma = c_ffma; best_extra = c_extra; best_three = c_three
         }
     }
-    if (kernel != "" && best_ffma > 0) {
-        count(best_first, best)
+    if (kernel != "" && best_ffma > 0)
         printf "%s: loop of %d instructions, %d FFMA; modelled extra cycles %d; FFMA with 3 bank reads %d\n",
-               pretty(kernel), best - best_first + 1, c_ffma, c_extra, c_three
-    }
+               pretty(kernel), best - best_first + 1, best_ffma, best_extra, best_three
     nins = 0; split("", label); split("", branch)
 }
 
