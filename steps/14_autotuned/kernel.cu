@@ -1,10 +1,11 @@
 /**
  * @file
- * @brief Step 12: step 11's kernel with its tiles as parameters, chosen by a tuner per shape class.
+ * @brief Step 14: every tile and pipeline size a parameter, a tuner, and the configuration chosen per shape class.
  *
- * The kernel is steps 09-11 (warp tiling, register prefetch, double
- * buffering, unguarded copies inside the matrices) with every size a
- * compile-time parameter, and the depth of the copy pipeline one of them:
+ * The kernel is steps 09-13 (warp tiling, register prefetch, double
+ * buffering, the cp.async ring, the FFMA order and the straight steady-state
+ * loop) with every size a compile-time parameter, and the depth of the copy
+ * pipeline one of them:
  *
  *   BM x BN x BK   block tile and K-slice          (128 x 128 x 16 in step 11)
  *   WM x WN        warp tile                       (32 x 64)
@@ -14,15 +15,15 @@
  *                  3: as 2, and the fragments of k+1 read from shared memory
  *                     into a second register set while k is computed
  *                  4, 5: the copies go from global to shared memory without
- *                     passing through registers (cp.async), into a ring of
- *                     PIPE-1 buffers: PIPE-2 slices in flight (sgemm_async)
+ *                     passing through registers (cp.async, step 12), into a
+ *                     ring of PIPE-1 buffers: PIPE-2 slices in flight (sgemm_async)
  *   BLOCKS         blocks per SM asked of the compiler (caps its registers)
  *   ORDER          the order of a k-step's FFMA: 0 down the thread tile's
- *                  columns (steps 07-11), 1 along its rows as a snake
+ *                  columns (steps 07-12), 1 along its rows as a snake (step 13)
  *   ISSUE          PIPE 4-5: -1 issues the next slice's copies at the top of
  *                  every slice; 0..BK-1 runs the slices whose copies need no
  *                  tests in a loop of their own, the copies issued after
- *                  ISSUE k-steps of the slice
+ *                  ISSUE k-steps of the slice (step 13)
  *
  * `make tune` (tune.sh beside this file) compiles every candidate of a
  * declared space, verifies each, times them at one shape per class and
@@ -30,8 +31,8 @@
  * that header here (build/tuned.h, else the committed tuned_h200.h, else the
  * defaults below). At run time the launcher picks the class of the shape.
  *
- * The one piece of C++ beyond step 11 is a class template, `tile`: it bundles
- * a configuration's constants so that one kernel can be compiled for each.
+ * The one piece of C++ beyond step 13's templates is a class template, `tile`:
+ * it bundles a configuration's constants so that one kernel can be compiled for each.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -255,7 +256,8 @@ __device__ void load_fragments(const float *as, const float *bs, int p, int row,
  *  column of the tile and leaves the compiler to regroup the FFMAs by rows (it does), every row starting
  *  with b[0]. ORDER 1 runs along the rows, every other one backwards (a snake): a row starts with the b
  *  the previous row ended with, and only a and the accumulator are new. The compiler keeps most of the
- *  order it is given, not all of it: bank_reads.awk counts the result in the SASS (lesson 12). */
+ *  order it is given, not all of it: steps/13_register_banks/bank_reads.awk counts the result in the
+ *  SASS (lesson 13). */
 template <class T>
 __device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM], const float (&b)[T::TN])
 {
@@ -653,7 +655,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 }
 
 const struct step STEP = {
-    .number = 12,
+    .number = 14,
     .name = "autotuned",
     .summary = "block, warp and thread tiles and buffering chosen per shape class by make tune",
     .precision = PRECISION_FP32,

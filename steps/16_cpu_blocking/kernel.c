@@ -1,8 +1,8 @@
 /**
  * @file
- * @brief Step 14: cache blocking, with block sizes derived from the cache sizes.
+ * @brief Step 16: cache blocking, with block sizes derived from the cache sizes.
  *
- * Step 13's jpi loop sweeps all of A for every column of C: at n = 4096 that is
+ * Step 15's jpi loop sweeps all of A for every column of C: at n = 4096 that is
  * 128 MiB per column, streamed from DRAM 4096 times. Here the loops are cut
  * into blocks so that each piece of data is reused while it is still in a
  * cache:
@@ -68,7 +68,7 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
             const int kc = min_int(KC, K - pc);
             for (int ic = 0; ic < M; ic += MC) {
                 const int mc = min_int(MC, M - ic);
-                /* The block: C(ic.., jc..) += A(ic.., pc..) * B(pc.., jc..), in step 13's jpi order. */
+                /* The block: C(ic.., jc..) += A(ic.., pc..) * B(pc.., jc..), in step 15's jpi order. */
                 for (int j = jc; j < jc + nc; ++j) {
                     double *c = &C[ic + (size_t)j * ldc];
                     for (int p = pc; p < pc + kc; ++p) {
@@ -101,7 +101,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 }
 
 const struct step STEP = {
-    .number = 14,
+    .number = 16,
     .name = "cpu_blocking",
     .summary = "cache blocking: block sizes from the L1/L2/L3 sizes read at run time",
     .precision = PRECISION_FP64,

@@ -1,6 +1,6 @@
 /**
  * @file
- * @brief Step 13: DGEMM on the CPU as a triple loop, in two orders.
+ * @brief Step 15: DGEMM on the CPU as a triple loop, in two orders.
  *
  * The same three loops can be nested six ways; the arithmetic is the same, the
  * memory traffic is not. Column-major storage puts A(i, p) and A(i+1, p) next
@@ -75,7 +75,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 }
 
 const struct step STEP = {
-    .number = 13,
+    .number = 15,
     .name = "cpu_loops",
     .summary = "triple loop: textbook ijk order, and the jpi order that walks memory contiguously",
     .precision = PRECISION_FP64,

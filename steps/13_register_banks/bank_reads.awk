@@ -17,12 +17,15 @@
 # Output, one line per kernel: its name, the loop's instructions and FFMA, the modelled extra cycles,
 # and how many of the FFMA read all three operands from the banks.
 
-# Step 12's kernels by their configuration: "_Z11sgemm_asyncI4tileILi256ELi128E...EEEv..." -> "sgemm_async<256,128,...>".
-function pretty(name,    cfg) {
-    if (!match(name, /tileI(Li-?n?[0-9]+E)+/)) return name
-    cfg = substr(name, RSTART + 5, RLENGTH - 5)
+# Kernels by their template arguments: "_Z11sgemm_asyncI4tileILi256ELi128E...EEEv..." -> "sgemm_async<256,128,...>"
+# (the autotuned step), "_Z11sgemm_banksILi3ELi1ELin1EEv..." -> "sgemm_banks<3,1,-1>"; other names as they are.
+function pretty(name,    base, cfg) {
+    base = name; sub(/^_Z[0-9]+/, "", base); sub(/I.*/, "", base)
+    if (match(name, /tileI(Li-?n?[0-9]+E)+/)) cfg = substr(name, RSTART + 5, RLENGTH - 5)
+    else if (match(name, /^_Z[0-9]+[A-Za-z_0-9]+I(Li-?n?[0-9]+E)+E/)) { cfg = substr(name, RSTART, RLENGTH - 1); sub(/^[^I]*I/, "", cfg) }
+    else return name
     gsub(/Lin/, "-", cfg); gsub(/Li/, "", cfg); gsub(/E/, ",", cfg); sub(/,$/, "", cfg)
-    return (name ~ /sgemm_async/ ? "sgemm_async" : name ~ /sgemm_tuned/ ? "sgemm_tuned" : "kernel") "<" cfg ">"
+    return base "<" cfg ">"
 }
 
 # A register operand "R12", "R12.reuse", "-R12", "|R12|": its number; -1 for anything else (RZ, constants,
@@ -50,7 +53,7 @@ function hex(s,    v, i) {
 
 # Counts the FFMA of instructions first..last (indices), modelling the reuse cache and the banks.
 function count(first, last,    i, t, n, s, r, op, reads, nreads, most, cache) {
-    c_ffma = 0; c_extra = 0; c_three = 0
+    c_ffma = 0; c_extra = 0; c_three = 0; c_one_bank = 0
     split("", cache)
     for (i = first; i <= last; ++i) {
         if (addr[i] in is_target) split("", cache) # a branch lands here: nothing known about the cache
@@ -68,10 +71,11 @@ function count(first, last,    i, t, n, s, r, op, reads, nreads, most, cache) {
         most = reads[0] > reads[1] ? reads[0] : reads[1]
         if (most > 1) c_extra += most - 1          # the bank with most reads sets the cycles
         if (nreads == 3) c_three++
+        if (most == 3) c_one_bank++
     }
 }
 
-function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_three, first) {
+function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_three, best_one, first) {
     split("", is_target)
     for (i = 1; i <= nins; ++i) {                  # resolve labels; collect every branch target
         tg = target(text[i])
@@ -86,11 +90,13 @@ function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_thr
         count(first, i)
         if (c_ffma > best_ffma || (c_ffma == best_ffma && c_ffma > 0 && i - first < best - best_first)) {
             best = i; best_first = first; best_ffma = c_ffma; best_extra = c_extra; best_three = c_three
+            best_one = c_one_bank
         }
     }
     if (kernel != "" && best_ffma > 0)
-        printf "%s: loop of %d instructions, %d FFMA; modelled extra cycles %d; FFMA with 3 bank reads %d\n",
-               pretty(kernel), best - best_first + 1, best_ffma, best_extra, best_three
+        printf "%s: loop of %d instructions, %d FFMA; modelled extra cycles %d; FFMA with 3 bank reads %d; " \
+               "with all 3 in one bank %d\n", pretty(kernel), best - best_first + 1, best_ffma, best_extra, best_three,
+               best_one
     nins = 0; split("", label); split("", branch)
 }
 

@@ -1,4 +1,4 @@
-/* Step 12's configurations, written by make tune (steps/12_autotuned/tune.sh); not edited by hand.
+/* Step 14's configurations, written by make tune (steps/14_autotuned/tune.sh); not edited by hand.
  * Device: NVIDIA H200, 9.0; 2026-11-29; 97 candidates timed, 5 min 14 s.
  * Each: block BM, BN, BK, warp WM, WN, thread TM, TN, pipeline depth, blocks per SM, FFMA order,
  * copy issue point; GFLOP/s at the class's shape (median of 5 after 2 warm-up) and cuBLAS SGEMM's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make tune: choose step 12's configurations for the GPU at hand.
+# make tune: choose step 14's configurations for the GPU at hand.
 #
-#   steps/12_autotuned/tune.sh [--out FILE] [--list] [--choose RESULTS.csv]
+#   steps/14_autotuned/tune.sh [--out FILE] [--list] [--choose RESULTS.csv]
 #
 # 1. Enumerates the declared space below and drops what cannot work (a warp
 #    grid that is not 32 threads, copies that do not divide evenly, ...).
@@ -16,8 +16,8 @@
 #    Stage 3: each class's best so far with the other FFMA orders and copy issue points.
 # 6. Per class, re-verifies the fastest at the class's own shape (checked run)
 #    and writes it to FILE (default build/tuned.h), which the Makefile
-#    pre-includes when it builds step 12. Tracked files are never touched:
-#    to commit a result, copy FILE to steps/12_autotuned/tuned_<device>.h.
+#    pre-includes when it builds step 14. Tracked files are never touched:
+#    to commit a result, copy FILE to steps/14_autotuned/tuned_<device>.h.
 #
 # --list prints the space and exits; --choose RESULTS.csv only does step 6's
 # choice from an earlier results file (no GPU needed: the tests use it).
@@ -46,7 +46,7 @@ SPACE_BK_STAGE2="8 32"              #   and with these K-slices (PIPE 2, 3 and 4
 SPACE_ORDER="0 1"                   # stage 3: each class's best with every FFMA order (stages 1-2: 0) ...
 SPACE_ISSUE="-1 0 BK/2"             #   ... and, at PIPE 4-5, every copy issue point (stages 1-2: -1)
 
-# One shape per class; step 12's launcher puts a shape in a class by the same rules (kernel.cu: classify).
+# One shape per class; step 14's launcher puts a shape in a class by the same rules (kernel.cu: classify).
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
          unaligned:4095x4095x4095"
 VERIFY_SHAPES="1x1x1,7x5x3,31x33x17,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
@@ -82,7 +82,7 @@ candidates() {
     done; done; done; done; done
 }
 
-# class_of M N K: the class step 12 puts this shape in, with tight leading dimensions (lda = M,
+# class_of M N K: the class step 14 puts this shape in, with tight leading dimensions (lda = M,
 # ldb = K: 128-bit loads need both to be multiples of 4); kept in step with kernel.cu's classify().
 class_of() {
     local m=$1 n=$2 k=$3
@@ -109,12 +109,12 @@ choose() {
     done
 }
 
-# write_config CHOICES: the header step 12 pre-includes.
+# write_config CHOICES: the header step 14 pre-includes.
 write_config() {
     local device cls id cfg gf cb shape
     device=$(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
     {
-        echo "/* Step 12's configurations, written by make tune (steps/12_autotuned/tune.sh); not edited by hand."
+        echo "/* Step 14's configurations, written by make tune (steps/14_autotuned/tune.sh); not edited by hand."
         echo " * Device: ${device:-unknown}; $(date -u +%Y-%m-%d); $NCAND candidates timed, $((SECONDS / 60)) min $((SECONDS % 60)) s."
         echo " * Each: block BM, BN, BK, warp WM, WN, thread TM, TN, pipeline depth, blocks per SM, FFMA order,"
         echo " * copy issue point; GFLOP/s at the class's shape (median of 5 after 2 warm-up) and cuBLAS SGEMM's"
@@ -154,7 +154,7 @@ fi
 
 # ---------------------------------------------------------------- tuning on the GPU
 if ! nvidia-smi -L >/dev/null 2>&1; then
-    echo "make tune: no CUDA GPU here; step 12 keeps its config (steps/12_autotuned/tuned_h200.h or the defaults)"
+    echo "make tune: no CUDA GPU here; step 14 keeps its config (steps/14_autotuned/tuned_h200.h or the defaults)"
     exit 4
 fi
 for v in TUNE_NVCC TUNE_LINK TUNE_OBJS TUNE_LIBS; do
@@ -168,7 +168,7 @@ PADDING="--lda +3 --ldb +5 --ldc +7"
 # reaches the compiler as a pre-included header (nvcc would split a -D value at its commas).
 build() {
     echo "#define TUNE_CANDIDATE ${2//,/, }" > "$DIR/c$1.h"
-    $TUNE_NVCC --pre-include "$DIR/c$1.h" -c steps/12_autotuned/kernel.cu -o "$DIR/c$1.o" > "$DIR/c$1.log" 2>&1 &&
+    $TUNE_NVCC --pre-include "$DIR/c$1.h" -c steps/14_autotuned/kernel.cu -o "$DIR/c$1.o" > "$DIR/c$1.log" 2>&1 &&
         $TUNE_LINK "$DIR/c$1.o" $TUNE_OBJS -o "$DIR/c$1" $TUNE_LIBS >> "$DIR/c$1.log" 2>&1
 }
 export -f build; export DIR TUNE_NVCC TUNE_LINK TUNE_OBJS TUNE_LIBS
