@@ -10,7 +10,10 @@ OBJ   := $(BUILD)/obj
 # ---------------------------------------------------------------- toolchain
 CC    ?= cc
 NVCC  ?= nvcc
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+# Without nvcc (the CUDA toolkit) the CPU steps and the host tests are still built; the targets that
+# need it say so in one line.
+HAVE_NVCC := $(if $(shell command -v $(NVCC) 2>/dev/null),1,)
+NO_NVCC_NOTE := nvcc (the CUDA toolkit) is not on PATH, so the GPU steps and build/peak are not built; install the toolkit (NVIDIA's CUDA downloads page) and put its bin/ on PATH
 
 # GPU architecture: ARCH=sm_80 overrides; else the present GPU's; else sm_90.
 # The PTX is embedded too, so a newer GPU can still run the build.
@@ -20,6 +23,12 @@ ifeq ($(origin ARCH),undefined)
 endif
 SM := $(patsubst sm_%,%,$(ARCH))
 GENCODE := -gencode arch=compute_$(SM),code=[sm_$(SM),compute_$(SM)]
+
+# OpenBLAS: through pkg-config where it answers (on Debian that names the header of the OpenBLAS in
+# use even where another BLAS owns <cblas.h>), else the default paths. tests/deps.sh compiles and links
+# a probe with exactly these flags.
+BLAS_CFLAGS ?= $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   ?= $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
 
 CFLAGS   ?= -O2
 override CFLAGS += -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Icommon -MMD -MP
@@ -31,13 +40,13 @@ override NVFLAGS += -std=c++20 $(GENCODE) -Icommon -MMD -MP --Werror all-warning
 LDFLAGS  ?=
 NVLDFLAGS ?=
 LDLIBS_GPU := -lcublas -lm
-LDLIBS_CPU := -lopenblas -lm
+LDLIBS_CPU := $(BLAS_LIBS) -lm
 
 # ---------------------------------------------------------------- sources
 HOST_SRC := common/cli.c common/error.c common/matrix.c common/report.c common/timing.c \
             common/verify.c
-GPU_SRC  := common/gpu.cu common/backend_gpu.cu
-CPU_SRC  := common/backend_cpu.c common/reference_cpu.c common/cpu_info.c
+GPU_SRC  := common/gpu.cu common/gpu_peak.cu common/backend_gpu.cu
+CPU_SRC  := common/backend_cpu.c common/reference_cpu.c common/cpu_info.c common/cpu_peak.c
 
 HOST_OBJ := $(HOST_SRC:%.c=$(OBJ)/%.o)
 MAIN_OBJ := $(OBJ)/common/main.o
@@ -48,14 +57,20 @@ STEP_DIRS := $(sort $(wildcard steps/[0-9][0-9]_*))
 GPU_STEP_DIRS := $(patsubst %/kernel.cu,%,$(wildcard $(addsuffix /kernel.cu,$(STEP_DIRS))))
 CPU_STEP_DIRS := $(patsubst %/kernel.c,%,$(wildcard $(addsuffix /kernel.c,$(STEP_DIRS))))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
-STEP_BINS := $(foreach d,$(STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
+GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench
+CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
+# The step whose tile configurations `make tune` chooses.
+TUNED_DIR := $(firstword $(wildcard steps/*_autotuned))
+TUNED_STEP := $(call step_num,$(TUNED_DIR))
 
-.PHONY: all steps tests test sanitize tune diff sass regs profile plots docs clean help
-all: steps $(BUILD)/peak tests
+.PHONY: all steps tests test check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
+all: steps tests no-nvcc-note
 
-steps: $(STEP_BINS)
+steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS))
 tests: $(TEST_BINS)
+no-nvcc-note:
+	@$(if $(HAVE_NVCC),:,echo "make: note: $(NO_NVCC_NOTE)")
 
 # `make step07` builds build/step07.
 step%: $(BUILD)/step% ;
@@ -69,22 +84,32 @@ $(OBJ)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-# Step 12 reads its tile configurations at build time from a header: TUNED=FILE, else build/tuned.h
-# (written by `make tune`), else the committed H200 one; TUNED=none builds with the in-source defaults.
-TUNED ?= $(firstword $(wildcard $(BUILD)/tuned.h steps/12_autotuned/tuned_h200.h) none)
+# The autotuned step reads its tile configurations at build time from a header: TUNED=FILE, else
+# build/tuned.h (written by `make tune`), else the committed H200 one; TUNED=none builds with the
+# in-source defaults.
+TUNED ?= $(firstword $(wildcard $(BUILD)/tuned.h $(TUNED_DIR)/tuned_h200.h) none)
 TUNED_STAMP := $(OBJ)/tuned.path
 # The stamp holds the header's name, so that switching headers rebuilds the step.
 $(shell mkdir -p $(OBJ) && { [ "$$(cat $(TUNED_STAMP) 2>/dev/null)" = "$(TUNED)" ] || echo "$(TUNED)" > $(TUNED_STAMP); })
-$(OBJ)/steps/12_autotuned/kernel.o: $(TUNED_STAMP) $(filter-out none,$(TUNED))
-$(OBJ)/steps/12_autotuned/kernel.o: override NVFLAGS += $(if $(filter-out none,$(TUNED)),--pre-include $(TUNED))
+$(OBJ)/$(TUNED_DIR)/kernel.o: $(TUNED_STAMP) $(filter-out none,$(TUNED))
+$(OBJ)/$(TUNED_DIR)/kernel.o: override NVFLAGS += $(if $(filter-out none,$(TUNED)),--pre-include $(TUNED))
 
-# OpenMP and -march are the CPU steps' business: their kernel objects get them.
-$(foreach d,$(CPU_STEP_DIRS),$(OBJ)/$(d)/kernel.o) $(OBJ)/common/backend_cpu.o: override CFLAGS += -O3 -fopenmp
+# OpenMP and the BLAS header are the CPU code's business: its objects get them.
+CPU_KERNEL_OBJ := $(foreach d,$(CPU_STEP_DIRS),$(OBJ)/$(d)/kernel.o) $(OBJ)/$(firstword $(CPU_STEP_DIRS))/peak.o
+$(CPU_KERNEL_OBJ) $(OBJ)/common/backend_cpu.o $(OBJ)/common/cpu_peak.o: override CFLAGS += -O3 -fopenmp
+$(OBJ)/common/backend_cpu.o $(OBJ)/common/reference_cpu.o $(OBJ)/tests/test_reference.o: override CFLAGS += $(BLAS_CFLAGS)
 
+ifneq ($(HAVE_NVCC),)
 define GPU_STEP_RULE
 $(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $$^ -o $$@ $(LDLIBS_GPU)
 endef
+else
+define GPU_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)):
+	@echo "make: $$@ is a GPU step: $(NO_NVCC_NOTE)"; exit 2
+endef
+endif
 define CPU_STEP_RULE
 $(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(CPU_OBJ)
 	$(CC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU)
@@ -92,9 +117,16 @@ endef
 $(foreach d,$(GPU_STEP_DIRS),$(eval $(call GPU_STEP_RULE,$(d))))
 $(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
 
-# The device's measured FP32 FMA peak and memory bandwidth (step 00's second program).
-$(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
-	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
+# The ceilings: the GPU's measured FP32 FMA peak and memory bandwidth (step 00's second program),
+# the CPU's FP64 FMA peak on one core and on all, and its memory bandwidth (the first CPU step's).
+$(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o $(OBJ)/common/gpu_peak.o
+	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
+# Step 13's measurement of which register-bank patterns of an FFMA cost a cycle.
+$(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
+$(BUILD)/cpu_peak: $(OBJ)/$(firstword $(CPU_STEP_DIRS))/peak.o $(OBJ)/common/error.o $(OBJ)/common/cpu_info.o \
+                   $(OBJ)/common/cpu_peak.o $(OBJ)/common/matrix.o $(OBJ)/common/timing.o
+	$(CC) -fopenmp $(LDFLAGS) $^ -o $@ -lm
 
 # Unit tests of common/: host code only, no GPU needed.
 $(BUILD)/test_verify: $(OBJ)/tests/test_verify.o $(HOST_OBJ)
@@ -112,18 +144,25 @@ test:
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh
 
-# compute-sanitizer over the GPU steps (needs a GPU), ASan/UBSan over the host code.
+# One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
+# NaN poison) and one timed shape against the baseline. Needs no other step built.
+check: need-step
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP)
+	@tests/check.sh $(STEP)
+
+# compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.
 sanitize:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory all
 	@tests/sanitize.sh
 
-# Step 12's tuner (needs a GPU): every candidate of its space built, verified and timed; the winners
-# go to build/tuned.h (TUNE_ARGS="--out FILE" elsewhere), and step 12 is rebuilt with them.
+# The autotuned step's tuner (needs a GPU): every candidate of its space built, verified and timed;
+# the winners go to build/tuned.h (TUNE_ARGS="--out FILE" elsewhere), and the step is rebuilt with them.
 tune: $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
 	@TUNE_NVCC="$(NVCC) $(NVFLAGS)" TUNE_LINK="$(NVCC) $(GENCODE) $(NVLDFLAGS)" TUNE_OBJS="$^" \
-	    TUNE_LIBS="$(LDLIBS_GPU)" steps/12_autotuned/tune.sh $(TUNE_ARGS)
-	@$(MAKE) --no-print-directory $(BUILD)/step12
+	    TUNE_LIBS="$(LDLIBS_GPU)" $(TUNED_DIR)/tune.sh $(TUNE_ARGS)
+	@$(MAKE) --no-print-directory $(BUILD)/step$(TUNED_STEP)
 
 # ---------------------------------------------------------------- reading a step
 # STEP=07 names steps/07_*; the helpers below find its directory and the previous one.
@@ -154,7 +193,9 @@ sass: need-step
 # Registers, shared memory, stack and spills per kernel, from ptxas.
 regs: need-step
 	@if [ ! -f $(STEP_DIR)/kernel.cu ]; then echo "make regs: $(STEP_DIR) is a CPU step"; \
-	else $(NVCC) $(NVFLAGS) --resource-usage -c $(STEP_DIR)/kernel.cu -o /dev/null 2>&1 \
+	elif [ -z "$(HAVE_NVCC)" ]; then echo "make regs: $(NO_NVCC_NOTE)"; exit 2; \
+	else $(NVCC) $(NVFLAGS) $(if $(filter $(STEP_DIR),$(TUNED_DIR)),$(if $(filter-out none,$(TUNED)),--pre-include $(TUNED))) \
+	    --resource-usage -c $(STEP_DIR)/kernel.cu -o /dev/null 2>&1 \
 	    | grep -E 'Function properties|stack frame|Used' | sed -e 's/^ptxas info *: //' | c++filt; fi
 
 # Hardware counters of one 4096^3 run (needs ncu and a GPU); NCU_ARGS adds sections or metrics,
@@ -163,13 +204,15 @@ profile: need-step
 	@if ! command -v ncu >/dev/null 2>&1; then \
 	    echo "make profile: ncu (Nsight Compute) is not installed here; nothing to profile"; \
 	else $(MAKE) --no-print-directory $(BUILD)/step$(STEP) && \
-	    ncu --clock-control none $(NCU_ARGS) --kernel-name regex:'^(?!widen)' --launch-skip 1 --launch-count 1 \
+	    ncu --clock-control none $(NCU_ARGS) --kernel-name regex:'^(?!widen|fma_peak)' --launch-skip 1 --launch-count 1 \
 	        $(BUILD)/step$(STEP) -m 4096 --reps 1 --warmup 1 --no-check; fi
 
-# The charts of every machine's data (plots/data/<device> -> plots/charts/<device>), and the
-# README's step table and the lessons' tables from the H200 data. Needs gnuplot; without it, says so and renders nothing.
+# The charts of every machine's data (plots/data/<device> -> plots/charts/<device>), the lessons'
+# diagrams, and the README's step table and the lessons' tables and figures from the committed data.
+# Needs gnuplot for the charts; without it, says so and renders none.
 plots:
 	@for d in plots/data/*/; do plots/render.sh --data "$${d%/}" || exit 1; done
+	@plots/diagrams.sh
 	@plots/readme_table.sh
 	@plots/lesson_tables.sh
 
@@ -181,7 +224,7 @@ docs:
 	    if [ -s docs/warnings.log ]; then cat docs/warnings.log; echo "make docs: warnings are errors here"; exit 1; fi; \
 	    echo "docs/html/index.html: no warnings"; fi
 
-# `make print-NVFLAGS` prints a variable (the tests compile step 12 with the same flags).
+# `make print-NVFLAGS` prints a variable (the tests build variants with the same flags).
 print-%:
 	@echo '$($*)'
 
@@ -190,15 +233,16 @@ clean:
 
 help:
 	@echo "make step07          build build/step07 (any step number)"
-	@echo "make all             every step, build/peak and the unit tests"
+	@echo "make all             every step, build/peak, build/cpu_peak and the unit tests"
 	@echo "make test            build everything and run every test this machine can run"
-	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the tests"
-	@echo "make tune            choose step 12's tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
+	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check)"
+	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps"
+	@echo "make tune            choose step $(TUNED_STEP)'s tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"
 	@echo "make regs STEP=NN    registers, shared memory and spills per kernel (ptxas)"
 	@echo "make profile STEP=NN Nsight Compute on one 4096^3 run (needs ncu and a GPU; NCU_ARGS=...)"
-	@echo "make plots           charts from plots/data/*/ into plots/charts/*/, and the README table"
+	@echo "make plots           charts, diagrams, the README table and the lessons' figures from plots/data/"
 	@echo "make docs            HTML documentation in docs/html (needs doxygen)"
 	@echo "make clean           remove build/"
 	@echo "ARCH=sm_80           build for another GPU (default: the present GPU's, else sm_90)"

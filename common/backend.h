@@ -34,8 +34,11 @@ struct problem {
 struct backend_info {
     char device[256];        /**< e.g. "NVIDIA H200" (no commas: it goes into CSV) */
     char details[192];       /**< one line for the banner: capability, SMs, memory */
-    const char *baseline;    /**< e.g. "cuBLAS SGEMM" */
+    char baseline[160];      /**< what the baseline is and how it runs, e.g. "cuBLAS 13.0 SGEMM" or
+                                  "OpenBLAS 0.3.21 SkylakeX kernels 1 thread" (no commas: it goes into CSV) */
     double device_memory;    /**< bytes the device can still allocate (0 for CPU steps) */
+    double ceiling_gflops;   /**< no correct run of the step can be faster than this (0: unknown) */
+    char ceiling[128];       /**< what the ceiling is, e.g. "the measured FP32 FMA peak" */
 };
 
 /** Which code a timing loop runs. */
@@ -57,7 +60,8 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
 
 /**
  * Run the step once on C = C0 (or on C filled with NaN when beta == 0) and
- * copy the result (all ldc x n elements) into the host array @p C_out.
+ * copy the result (all ldc x n elements) into the host array @p C_out. main()
+ * calls it before the timed runs and again after them, so it restores C first.
  */
 void backend_run_checked(const struct step *st, const struct problem *p, void *C_out);
 

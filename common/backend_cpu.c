@@ -3,21 +3,26 @@
  * @brief The CPU backend: the step and OpenBLAS DGEMM on host buffers, timed
  * with a monotonic clock; the reference from reference_cpu.c.
  */
-#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN) */
+#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN), strcasestr */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "cli.h"
 #include "cpu_info.h"
+#include "cpu_peak.h"
 #include "error.h"
 #include "matrix.h"
 #include "reference_cpu.h"
 #include "timing.h"
+
+/* Runs of the FMA loop behind the ceiling (about a millisecond each; the best counts). */
+enum { CEILING_TRIALS = 10 };
 
 static struct {
     const double *A, *B, *C0; /* main()'s host arrays */
@@ -47,6 +52,43 @@ static void cpu_name(char *out, size_t len)
             *c = ' ';
 }
 
+/* The widest vector instructions of an OpenBLAS core's DGEMM kernels, from the core's name. */
+static cpu_isa openblas_core_isa(const char *core)
+{
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
+    static const char *const avx2[] = {"Haswell", "Zen"};
+    for (size_t t = 0; t < sizeof avx512 / sizeof avx512[0]; ++t)
+        if (strcasestr(core, avx512[t]) != NULL)
+            return ISA_AVX512;
+    for (size_t t = 0; t < sizeof avx2 / sizeof avx2[0]; ++t)
+        if (strcasestr(core, avx2[t]) != NULL)
+            return ISA_AVX2;
+    return ISA_PORTABLE;
+}
+
+/* The baseline as it runs, for the banner and every CSV row: version, kernels, threads (and a warning
+ * on stderr where the kernels are not OpenBLAS's own choice for this CPU, or narrower than the CPU). */
+static void describe_baseline(struct backend_info *info)
+{
+    char version[48] = "OpenBLAS", number[32];
+    const char *config = openblas_get_config(), *core = openblas_get_corename();
+    if (sscanf(config, "OpenBLAS %31s", number) == 1) /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+        snprintf(version, sizeof version, "OpenBLAS %s", number);
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    snprintf(info->baseline, sizeof info->baseline, "%s DGEMM %s kernels%s %d thread%s", version, core,
+             forced != NULL ? " (forced by OPENBLAS_CORETYPE)" : "", h.threads, h.threads == 1 ? "" : "s");
+    for (char *c = info->baseline; *c; ++c) /* it goes into a CSV field */
+        if (*c == ',')
+            *c = ' ';
+    if (forced != NULL)
+        warn("OPENBLAS_CORETYPE=%s is set: OpenBLAS runs its %s kernels, not its own choice for this CPU", forced,
+             core);
+    else if (openblas_core_isa(core) < cpu_best_isa())
+        warn("%s chose its %s kernels (%s) on a CPU with %s: the baseline is slower than this CPU allows (an "
+             "OpenBLAS older than the CPU?)", version, core, openblas_core_isa(core) == ISA_AVX2 ? "AVX2" : "below AVX2",
+             cpu_isa_name(cpu_best_isa()));
+}
+
 void backend_init(const struct step *st, struct backend_info *info)
 {
     if (st->precision != PRECISION_FP64)
@@ -61,8 +103,12 @@ void backend_init(const struct step *st, struct backend_info *info)
              "%ld cores online, widest ISA %s, L1d %ld KiB, L2 %ld KiB, L3 %ld MiB; %d thread%s",
              cores, cpu_isa_name(cpu_best_isa()), c.l1d / 1024, c.l2 / 1024, c.l3 / (1024 * 1024),
              h.threads, h.threads == 1 ? "" : "s");
-    info->baseline = h.threads == 1 ? "OpenBLAS DGEMM (1 thread)" : "OpenBLAS DGEMM (all threads)";
+    describe_baseline(info);
     info->device_memory = 0.0;
+    /* One core's measured FMA rate times the threads: at least the rate of all of them together. */
+    info->ceiling_gflops = cpu_fma_peak_gflops(1, CEILING_TRIALS) * h.threads;
+    snprintf(info->ceiling, sizeof info->ceiling, "the measured FP64 FMA peak of one core (%s) times %d thread%s",
+             cpu_isa_name(cpu_best_isa()), h.threads, h.threads == 1 ? "" : "s");
 }
 
 void backend_memory(const struct step *st, const struct problem *p, int check, double *host_bytes,

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
+#include "error.h"
 #include "step.h"
 
 #include <errno.h>
@@ -14,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Defaults of the timing loop: enough repetitions for a stable median. */
-enum { DEFAULT_REPS = 10, DEFAULT_WARMUP = 2 };
 static const uint64_t DEFAULT_SEED = 2026;
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -67,8 +66,11 @@ static int parse_scalar(const char *what, const char *s, double *out, char *err,
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v))
+    if (*s == '\0' || *end != '\0' || !isfinite(v) || (errno != 0 && errno != ERANGE))
         return fail(err, errlen, "%s must be a finite number, got '%s'", what, s);
+    /* ERANGE with a finite result is an underflow: a subnormal is a legal scalar, zero is not what was asked */
+    if (errno == ERANGE && v == 0.0)
+        return fail(err, errlen, "%s '%s' is smaller than the smallest double (4.9e-324)", what, s);
     *out = v;
     return 0;
 }
@@ -169,6 +171,16 @@ int step_param_int(const char *param, const char *name, int lo, int hi, int *out
     return 1;
 }
 
+void step_cannot_run(const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    die(EXIT_UNSUPPORTED, "%s", why);
+}
+
 long long cli_resolve_ld(struct ld_spec spec, int rows)
 {
     if (!spec.given)
@@ -195,8 +207,8 @@ int cli_parse(int argc, char **argv, struct options *opt, char *err, size_t errl
     memset(opt, 0, sizeof *opt);
     opt->alpha = 1.0;
     opt->beta = 0.0;
-    opt->reps = DEFAULT_REPS;
-    opt->warmup = DEFAULT_WARMUP;
+    opt->reps = 0;    /* the harness's default (main.c) */
+    opt->warmup = -1; /* likewise */
     opt->seed = DEFAULT_SEED;
     opt->check = 1;
 
@@ -306,8 +318,9 @@ void cli_print_help(FILE *out, const char *prog)
           "  --alpha A, --beta B  scalars (default 1 and 0), rounded to the step's precision\n"
           "  --sizes LIST       comma-separated items: S (square), MxNxK, or FROM:TO:STEP\n"
           "                     (default: the step's sweep of square sizes)\n"
-          "  --reps R           timed repetitions per shape (default 10); the median is reported\n"
-          "  --warmup W         untimed runs before timing (default 2)\n"
+          "  --reps R           timed repetitions per shape (default 10, fewer, at least 3, where one run\n"
+          "                     takes over half a second); the median is reported\n"
+          "  --warmup W         untimed runs before timing (default 2; 1 where one run takes over half a second)\n"
           "  --seed S           seed of the random inputs (default 2026)\n"
           "  --no-check         skip verification (timing only)\n"
           "  --csv FILE         append one row per shape to FILE (header written if FILE is new)\n"

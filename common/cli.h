@@ -60,8 +60,8 @@ struct options {
     struct ld_spec ldc;    /**< --ldc */
     double alpha;          /**< --alpha (default 1) */
     double beta;           /**< --beta (default 0) */
-    int reps;              /**< timed repetitions per shape */
-    int warmup;            /**< untimed runs before the timed ones */
+    int reps;              /**< timed repetitions per shape (0: the harness's default) */
+    int warmup;            /**< untimed runs before the timed ones (-1: the harness's default) */
     uint64_t seed;         /**< seed of the random inputs */
     int check;             /**< 0 with --no-check */
     const char *csv_path;  /**< NULL: no CSV */

@@ -9,6 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 cpu_isa cpu_best_isa(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,6 +23,16 @@ cpu_isa cpu_best_isa(void)
         return ISA_AVX2;
 #endif
     return ISA_PORTABLE;
+}
+
+int cpu_has_prefetchw(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d))
+        return (c & (1u << 8)) != 0; /* PRFCHW ("3dnowprefetch" in /proc/cpuinfo) */
+#endif
+    return 0;
 }
 
 const char *cpu_isa_name(cpu_isa isa)

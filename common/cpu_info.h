@@ -19,6 +19,9 @@ typedef enum {
 /** The widest instruction set this CPU (and OS) supports. */
 cpu_isa cpu_best_isa(void);
 
+/** 1 if the CPU has PREFETCHW (prefetch a line for writing: CPUID 0x80000001, ECX bit 8), else 0. */
+int cpu_has_prefetchw(void);
+
 /** "avx512", "avx2", "c". */
 const char *cpu_isa_name(cpu_isa isa);
 

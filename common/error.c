@@ -7,12 +7,48 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
 
 static char prog_name[32] = "gemm";
+static volatile int exit_on_purpose; /* set by die() and error_exit() */
+
+static void unexpected_exit(void)
+{
+    if (exit_on_purpose)
+        return;
+    fflush(stdout);
+    fprintf(stderr, "%s: error: the run was ended by a library (its message is above), not by this program; "
+                    "exit %d (runtime error)\n", prog_name, EXIT_RUNTIME);
+    _exit(EXIT_RUNTIME);
+}
+
+void error_catch_exits(void)
+{
+    atexit(unexpected_exit);
+}
+
+void error_exit(int code)
+{
+    exit_on_purpose = 1;
+    exit(code);
+}
 
 void error_set_prog(const char *name)
 {
     snprintf(prog_name, sizeof prog_name, "%s", name);
+}
+
+void warn(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "%s: warning: ", prog_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
 }
 
 void die(int code, const char *fmt, ...)
@@ -24,5 +60,5 @@ void die(int code, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    exit(code);
+    error_exit(code);
 }

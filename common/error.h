@@ -12,6 +12,25 @@ extern "C" {
 /** Set the name that prefixes every message ("step01"). */
 void error_set_prog(const char *name);
 
+/**
+ * From now on, an exit that neither die() nor error_exit() makes (a library that gives up and calls
+ * exit(1), as OpenMP does when it cannot create its threads) prints one line and ends the program
+ * with EXIT_RUNTIME instead: 1 means "verification failed" and must not be borrowed.
+ */
+void error_catch_exits(void);
+
+/** Exit with @p code on purpose (main's normal end). */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void error_exit(int code);
+
+/** Print "<prog>: warning: <message>" on one line to stderr, and go on. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+void warn(const char *fmt, ...);
+
 /** Print "<prog>: error: <message>" on one line to stderr and exit with @p code. */
 #if defined(__GNUC__)
 __attribute__((noreturn, format(printf, 2, 3)))

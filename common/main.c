@@ -3,11 +3,13 @@
  * @brief The one main() that every step links.
  *
  * For every shape: fill fresh random inputs, run the step once on a C that
- * is poisoned (beta == 0) or holds C0, verify against the double-precision
- * reference, then time the step and the baseline the same way in the same
- * process, and print (and optionally append to CSV) one row.
+ * is poisoned (beta == 0) or holds C0 and verify it against the double-precision
+ * reference, time the step, run and verify it once more after the timed runs
+ * (a step that is right only on its first call fails), time the baseline the
+ * same way in the same process, check the rate against the device's measured
+ * ceiling, and print (and optionally append to CSV) one row.
  */
-#define _POSIX_C_SOURCE 200809L /* sysconf */
+#define _POSIX_C_SOURCE 200809L /* sysconf, access */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -29,8 +31,18 @@
 static const char GPU_DEFAULT_SWEEP[] = "256,512,1024,1536,2048,3072,4096,6144,8192";
 static const char CPU_DEFAULT_SWEEP[] = "64,128,256,384,512,768,1024,1536,2048,3072,4096";
 
-/* The pad written into C's padding rows: any finite value that a kernel would not produce by accident. */
-static const double C_PADDING = 12345.0;
+/* The pad written into C's padding rows, compared bit for bit afterwards: -0.0, which even a stray
+ * `+= 0.0` changes (to +0.0), and which reads as a harmless zero. */
+static const double C_PADDING = -0.0;
+
+/* A row faster than this multiple of the device's measured ceiling fails: the timed runs cannot have
+ * done the work. (The margin covers the ceiling's own measurement, taken in a few milliseconds.) */
+static const double CEILING_SLACK = 1.10;
+
+/* Default timing: DEFAULT_REPS repetitions after DEFAULT_WARMUP, fewer (not below MIN_REPS, one warm-up)
+ * where one run takes long enough that a median of a few is stable and the full count would take minutes. */
+enum { DEFAULT_REPS = 10, DEFAULT_WARMUP = 2, MIN_REPS = 3 };
+static const double LONG_RUN_MS = 500.0, TIMING_BUDGET_MS = 3000.0;
 
 static char prog[16]; /* "stepNN", the prefix of every message */
 
@@ -39,11 +51,22 @@ static void usage_error(const char *msg)
 {
     fprintf(stderr, "%s: error: %s\n", prog, msg);
     cli_print_usage(stderr, prog);
-    exit(EXIT_USAGE);
+    error_exit(EXIT_USAGE);
 }
 
+/* Host memory a new allocation can have without swapping: MemAvailable, else the physical size. */
 static double host_memory_bytes(void)
 {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f != NULL) {
+        char line[128];
+        long long kib = -1;
+        while (fgets(line, sizeof line, f) != NULL && sscanf(line, "MemAvailable: %lld kB", &kib) != 1)
+            ;
+        fclose(f);
+        if (kib >= 0)
+            return 1024.0 * (double)kib;
+    }
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (double)pages * (double)size : INFINITY;
 }
@@ -78,7 +101,21 @@ static struct problem make_problem(const struct step *st, const struct options *
     const struct { const char *opt, *rows_name; long long ld; int rows, cols; char mat; } mats[3] = {
         {"--lda", "M", p.lda, s.m, s.k, 'A'}, {"--ldb", "K", p.ldb, s.k, s.n, 'B'},
         {"--ldc", "M", p.ldc, s.m, s.n, 'C'}};
-    char err[256];
+    char err[320];
+    /* The scalars and the largest result must be numbers of the step's precision: inputs lie in [-1, 1],
+     * so |C| <= |alpha|*K + |beta|; half the largest number leaves room for rounding. */
+    const double largest = precision_max(st->precision);
+    if (fabs(opt->alpha) > largest || fabs(opt->beta) > largest) {
+        snprintf(err, sizeof err, "--alpha %g / --beta %g: larger than the largest %s number (%g)", opt->alpha,
+                 opt->beta, precision_name(st->precision), largest);
+        usage_error(err);
+    }
+    if (fabs(p.alpha) * s.k + fabs(p.beta) > largest / 2) {
+        snprintf(err, sizeof err, "shape %dx%dx%d with alpha %g, beta %g: results could reach |alpha|*K + |beta| "
+                 "= %g, past half the largest %s number (%g); use smaller scalars", s.m, s.n, s.k, p.alpha, p.beta,
+                 fabs(p.alpha) * s.k + fabs(p.beta), precision_name(st->precision), largest);
+        usage_error(err);
+    }
     if (s.m > MAX_MN || s.n > MAX_MN) {
         snprintf(err, sizeof err, "shape %dx%dx%d: M and N may be at most %d (the kernels' grid limit)",
                  s.m, s.n, s.k, MAX_MN);
@@ -124,7 +161,7 @@ static void check_memory(const struct step *st, const struct options *opt, const
         char err[512];
         if (host > host_avail) {
             snprintf(err, sizeof err, "shape %dx%dx%d needs %.0f bytes (%.1f GiB) of host memory; "
-                     "this machine has %.1f GiB", probs[s].m, probs[s].n, probs[s].k, host, gib(host),
+                     "this machine has %.1f GiB available", probs[s].m, probs[s].n, probs[s].k, host, gib(host),
                      gib(host_avail));
             usage_error(err);
         }
@@ -137,7 +174,57 @@ static void check_memory(const struct step *st, const struct options *opt, const
     }
 }
 
-/* One shape: fill, check, time. Returns 1 if it verified (or was not checked). */
+/* The worse of two norm-wise figures; NaN if either is (fmax would drop it). */
+static double worse(double a, double b)
+{
+    return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+}
+
+/* What verification needs, kept for the checks before and after the timed runs. */
+struct check_data {
+    void *C_out;          /* the step's result, in its precision, ldc x n */
+    double *Cd, *C0d;     /* the result and C0 as doubles */
+    double *ref, *absab;  /* the reference and |A||B|, m x n */
+};
+
+/* Run the step once on C0 (poisoned when beta == 0) and verify the result. */
+static struct verify_result check_run(const struct step *st, const struct problem *p, const struct check_data *d)
+{
+    const size_t c_count = (size_t)p->ldc * p->n;
+    backend_run_checked(st, p, d->C_out);
+    matrix_to_double(st->precision, d->C_out, d->Cd, c_count);
+    struct verify_input in = {p->m, p->n, p->k, p->alpha, p->beta, d->Cd, d->C0d, p->ldc, d->ref, d->absab,
+                              precision_unit_roundoff(st->precision), precision_unit_roundoff(st->precision),
+                              precision_unit_roundoff(PRECISION_FP64), /* the reference is double */
+                              precision_tiniest(st->precision)};
+    return verify_gemm(&in);
+}
+
+static void report_failure(const struct options *opt, const struct problem *p, const char *when,
+                           const struct verify_result *vr)
+{
+    fprintf(stderr, "%s: FAIL at %dx%dx%d (lda %lld, ldb %lld, ldc %lld, alpha %g, beta %g, seed %llu), %s:\n",
+            prog, p->m, p->n, p->k, p->lda, p->ldb, p->ldc, p->alpha, p->beta, (unsigned long long)opt->seed, when);
+    verify_print_failures(stderr, vr);
+}
+
+/* The repetitions and warm-up runs: as given, or the defaults, cut where one run is long (see above). */
+static void timing_plan(const struct options *opt, double one_run_ms, int *reps, int *warmup)
+{
+    *reps = opt->reps > 0 ? opt->reps : DEFAULT_REPS;
+    *warmup = opt->warmup >= 0 ? opt->warmup : DEFAULT_WARMUP;
+    if (one_run_ms > LONG_RUN_MS) {
+        if (opt->reps <= 0) {
+            *reps = (int)(TIMING_BUDGET_MS / one_run_ms);
+            *reps = *reps < MIN_REPS ? MIN_REPS : (*reps > DEFAULT_REPS ? DEFAULT_REPS : *reps);
+        }
+        if (opt->warmup < 0)
+            *warmup = 1;
+    }
+}
+
+/* One shape: fill, check, time, check again. Returns 1 if it verified (or was not checked) and its rate
+ * is possible. */
 static int run_shape(const struct step *st, const struct backend_info *info, const struct options *opt,
                      const struct problem *p, int index, struct row *row)
 {
@@ -149,60 +236,94 @@ static int run_shape(const struct step *st, const struct backend_info *info, con
     void *A = host_alloc(a_count * es, "A");
     void *B = host_alloc(b_count * es, "B");
     void *C0 = host_alloc(c_count * es, "C0");
-    void *C_out = host_alloc(c_count * es, "C");
     /* NaN in the padding of A and B: a kernel that reads past a column poisons its result. */
     matrix_fill_random(prec, A, p->m, p->k, p->lda, opt->seed, index, MATRIX_A, NAN);
     matrix_fill_random(prec, B, p->k, p->n, p->ldb, opt->seed, index, MATRIX_B, NAN);
     matrix_fill_random(prec, C0, p->m, p->n, p->ldc, opt->seed, index, MATRIX_C, C_PADDING);
     backend_load(st, p, A, B, C0);
 
-    struct verify_result vr = {.pass = 1, .rel_err = NAN};
+    struct check_data d = {NULL, NULL, NULL, NULL, NULL};
+    struct verify_result first = {.pass = 1, .rel_err = NAN}, after = first;
+    double one_run_ms = 0.0; /* the checked run's time, for the timing plan */
     if (opt->check) {
-        backend_run_checked(st, p, C_out);
-        double *Cd = host_alloc(c_count * sizeof(double), "C (double)");
-        double *C0d = host_alloc(c_count * sizeof(double), "C0 (double)");
-        double *ref = host_alloc(mn * sizeof(double), "reference");
-        double *absab = host_alloc(mn * sizeof(double), "|A||B|");
-        backend_reference(st, p, ref, absab);
-        matrix_to_double(prec, C_out, Cd, c_count);
-        matrix_to_double(prec, C0, C0d, c_count);
-        struct verify_input in = {p->m, p->n, p->k, p->alpha, p->beta, Cd, C0d, p->ldc, ref, absab,
-                                  precision_unit_roundoff(prec), precision_unit_roundoff(prec),
-                                  precision_unit_roundoff(PRECISION_FP64)}; /* the reference is double */
-        vr = verify_gemm(&in);
-        host_free(Cd);
-        host_free(C0d);
-        host_free(ref);
-        host_free(absab);
+        d.C_out = host_alloc(c_count * es, "C");
+        d.Cd = host_alloc(c_count * sizeof(double), "C (double)");
+        d.C0d = host_alloc(c_count * sizeof(double), "C0 (double)");
+        d.ref = host_alloc(mn * sizeof(double), "reference");
+        d.absab = host_alloc(mn * sizeof(double), "|A||B|");
+        backend_reference(st, p, d.ref, d.absab);
+        matrix_to_double(prec, C0, d.C0d, c_count);
+        const double t0 = wall_seconds();
+        first = check_run(st, p, &d);
+        one_run_ms = 1e3 * (wall_seconds() - t0);
     }
 
-    double *ms = host_alloc((size_t)opt->reps * sizeof(double), "timings");
-    backend_time(st, p, RUN_STEP, opt->warmup, opt->reps, ms);
-    double step_min = minimum(ms, opt->reps), step_med = median(ms, opt->reps);
-    backend_time(st, p, RUN_BASELINE, opt->warmup, opt->reps, ms);
-    double base_med = median(ms, opt->reps);
+    int reps, warmup;
+    timing_plan(opt, one_run_ms, &reps, &warmup);
+    double *ms = host_alloc((size_t)reps * sizeof(double), "timings");
+    backend_time(st, p, RUN_STEP, warmup, reps, ms);
+    double step_min = minimum(ms, reps), step_med = median(ms, reps);
+    if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
+        after = check_run(st, p, &d);
+    backend_time(st, p, RUN_BASELINE, warmup, reps, ms);
+    double base_med = median(ms, reps);
     host_free(ms);
     backend_unload();
     host_free(A);
     host_free(B);
     host_free(C0);
-    host_free(C_out);
+    host_free(d.C_out);
+    host_free(d.Cd);
+    host_free(d.C0d);
+    host_free(d.ref);
+    host_free(d.absab);
 
     *row = (struct row){.step = st->number, .name = st->name, .precision = precision_name(prec),
                         .device = info->device, .m = p->m, .n = p->n, .k = p->k,
                         .ms_median = step_med, .ms_min = step_min,
                         .gflops = gemm_gflops(p->m, p->n, p->k, step_med),
                         .baseline_gflops = gemm_gflops(p->m, p->n, p->k, base_med),
-                        .rel_err = vr.rel_err,
-                        .status = !opt->check ? "UNCHECKED" : (vr.pass ? "PASS" : "FAIL")};
+                        .rel_err = worse(first.rel_err, after.rel_err), .baseline = info->baseline};
     row->ratio = row->gflops / row->baseline_gflops;
-    if (!vr.pass) {
-        fprintf(stderr, "%s: FAIL at %dx%dx%d (lda %lld, ldb %lld, ldc %lld, alpha %g, beta %g, seed %llu):\n",
-                prog, p->m, p->n, p->k, p->lda, p->ldb, p->ldc, p->alpha, p->beta,
-                (unsigned long long)opt->seed);
-        verify_print_failures(stderr, &vr);
+    int ok = first.pass && after.pass;
+    if (!first.pass)
+        report_failure(opt, p, "the first run", &first);
+    else if (!after.pass)
+        report_failure(opt, p, "the run after the timed runs (the first run passed: the step does not compute "
+                       "the same on every call)", &after);
+    if (info->ceiling_gflops > 0.0 && row->gflops > CEILING_SLACK * info->ceiling_gflops) {
+        fprintf(stderr, "%s: FAIL at %dx%dx%d: %.0f GFLOP/s is above %s (%.0f GFLOP/s): the timed runs cannot "
+                "have done the work\n", prog, p->m, p->n, p->k, row->gflops, info->ceiling, info->ceiling_gflops);
+        ok = 0;
     }
-    return vr.pass;
+    row->status = !ok ? "FAIL" : (opt->check ? "PASS" : "UNCHECKED");
+    return ok;
+}
+
+/* Refuse a --csv file that cannot be written, without creating it: it is created with its first row. */
+static void check_csv_path(const char *path)
+{
+    char err[4400], dir[4096];
+    if (access(path, F_OK) == 0) {
+        if (access(path, W_OK) != 0) {
+            snprintf(err, sizeof err, "cannot write to --csv file '%s': %s", path, strerror(errno));
+            usage_error(err);
+        }
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0'; /* "/x.csv": the root */
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, sizeof err, "cannot create --csv file '%s': its directory '%s': %s", path, dir,
+                 strerror(errno));
+        usage_error(err);
+    }
 }
 
 /** Parse, plan, check memory, then run, verify, time and report every shape. */
@@ -212,6 +333,7 @@ int main(int argc, char **argv)
     snprintf(prog, sizeof prog, "step%02d", st->number);
     error_set_prog(prog);
 
+    error_catch_exits();
     static struct options opt; /* large (the shape list): keep it off the stack */
     char err[256];
     if (cli_parse(argc, argv, &opt, err, sizeof err) != 0)
@@ -230,21 +352,20 @@ int main(int argc, char **argv)
         cli_print_help(stdout, prog);
         if (settings[0] != '\0')
             printf("\nThis step's settings (defaults): %s\n", settings);
-        return EXIT_VERIFIED;
+        choose_shapes(st, &opt);
+        printf("This step's default sweep:");
+        for (int s = 0; s < opt.nshapes; ++s)
+            printf("%s%d", s == 0 ? " " : ",", opt.shapes[s].m);
+        printf("\n");
+        error_exit(EXIT_VERIFIED);
     }
     choose_shapes(st, &opt);
 
     static struct problem probs[MAX_SHAPES];
     for (int s = 0; s < opt.nshapes; ++s)
         probs[s] = make_problem(st, &opt, opt.shapes[s]);
-    if (opt.csv_path != NULL) { /* fail now, not after an hour of measuring */
-        FILE *f = fopen(opt.csv_path, "a");
-        if (f == NULL) {
-            snprintf(err, sizeof err, "cannot open --csv file '%s': %s", opt.csv_path, strerror(errno));
-            usage_error(err);
-        }
-        fclose(f);
-    }
+    if (opt.csv_path != NULL) /* fail now, not after an hour of measuring */
+        check_csv_path(opt.csv_path);
     struct backend_info info;
     check_memory(st, &opt, probs, NULL, 0); /* host memory first: no device needed to refuse */
     backend_init(st, &info);
@@ -252,10 +373,19 @@ int main(int argc, char **argv)
 
     if (!opt.quiet) {
         printf("%s %s: %s\n", prog, st->name, st->summary);
-        printf("%s on %s (%s); baseline %s; alpha %g, beta %g; seed %llu; median of %d after %d warm-up\n",
-               precision_name(st->precision), info.device, info.details, info.baseline,
-               precision_round(st->precision, opt.alpha), precision_round(st->precision, opt.beta),
-               (unsigned long long)opt.seed, opt.reps, opt.warmup);
+        char timing[96];
+        if (opt.reps > 0 && opt.warmup >= 0)
+            snprintf(timing, sizeof timing, "median of %d after %d warm-up", opt.reps, opt.warmup);
+        else
+            snprintf(timing, sizeof timing, "median of %d after %d warm-up (%d and 1 where a run takes over %.1f s)",
+                     opt.reps > 0 ? opt.reps : DEFAULT_REPS, opt.warmup >= 0 ? opt.warmup : DEFAULT_WARMUP, MIN_REPS,
+                     LONG_RUN_MS / 1e3);
+        printf("%s on %s (%s); baseline %s; alpha %g, beta %g; seed %llu; %s\n", precision_name(st->precision),
+               info.device, info.details, info.baseline, precision_round(st->precision, opt.alpha),
+               precision_round(st->precision, opt.beta), (unsigned long long)opt.seed, timing);
+        if (info.ceiling_gflops > 0.0)
+            printf("ceiling: %s, %.0f GFLOP/s (a row above %.2f times it fails)\n", info.ceiling,
+                   info.ceiling_gflops, CEILING_SLACK);
         if (settings[0] != '\0')
             printf("settings: %s\n", settings);
         report_print_header(stdout);
@@ -273,7 +403,7 @@ int main(int argc, char **argv)
     backend_shutdown();
     if (failures > 0) {
         fprintf(stderr, "%s: %d of %d shapes FAILED verification\n", prog, failures, opt.nshapes);
-        return EXIT_WRONG;
+        error_exit(EXIT_WRONG);
     }
-    return EXIT_VERIFIED;
+    error_exit(EXIT_VERIFIED);
 }

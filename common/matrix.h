@@ -29,8 +29,15 @@ double precision_unit_roundoff(precision_t p);
 /** Round @p x to precision @p p and back to double (the value a kernel sees). */
 double precision_round(precision_t p, double x);
 
+/** The largest finite number of precision @p p. */
+double precision_max(precision_t p);
+
+/** The smallest positive (subnormal) number of precision @p p: the absolute error of an underflow. */
+double precision_tiniest(precision_t p);
+
 /**
- * Allocate @p bytes, 64-byte aligned. On failure prints one line naming
+ * Allocate exactly @p bytes (no rounding up, so that AddressSanitizer sees an
+ * access past the end), 64-byte aligned. On failure prints one line naming
  * @p what and the size, and exits with EXIT_RUNTIME.
  */
 void *host_alloc(size_t bytes, const char *what);

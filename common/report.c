@@ -9,7 +9,7 @@
 #include <string.h>
 
 const char REPORT_CSV_HEADER[] =
-    "step,name,precision,device,m,n,k,ms_median,ms_min,gflops,baseline_gflops,ratio,rel_err,status";
+    "step,name,precision,device,m,n,k,ms_median,ms_min,gflops,baseline_gflops,ratio,rel_err,status,baseline";
 
 void report_print_header(FILE *out)
 {
@@ -36,7 +36,7 @@ int report_append_csv(const char *path, const struct row *r)
     FILE *f = fopen(path, "a");
     if (f == NULL)
         return -1;
-    char line[512];
+    char line[1024];
     int len = 0;
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
@@ -50,9 +50,9 @@ int report_append_csv(const char *path, const struct row *r)
     else
         snprintf(err, sizeof err, "%.3e", r->rel_err);
     len += snprintf(line + len, sizeof line - (size_t)len,
-                    "%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%s,%s\n", r->step, r->name,
+                    "%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%s,%s,%s\n", r->step, r->name,
                     r->precision, r->device, r->m, r->n, r->k, r->ms_median, r->ms_min, r->gflops,
-                    r->baseline_gflops, r->ratio, err, r->status);
+                    r->baseline_gflops, r->ratio, err, r->status, r->baseline);
     int ok = fputs(line, f) >= 0;
     ok = (fclose(f) == 0) && ok;
     return ok ? 0 : -1;

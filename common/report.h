@@ -27,6 +27,7 @@ struct row {
     double ratio;            /**< gflops / baseline_gflops */
     double rel_err;          /**< norm-wise error figure (NaN when unchecked) */
     const char *status;      /**< "PASS", "FAIL" or "UNCHECKED" */
+    const char *baseline;    /**< what the baseline ran as: library, version, kernels, threads */
 };
 
 /** The header line of the printed table. */

@@ -60,9 +60,18 @@ typedef const char *(*configure_fn)(int nparams, const char *const *params, char
  */
 int step_param_int(const char *param, const char *name, int lo, int hi, int *out, const char **bad);
 
+/**
+ * For configure hooks: a setting this machine cannot run (an instruction set the CPU lacks). Prints
+ * one line ("<prog>: error: <why>") and exits with EXIT_UNSUPPORTED (4): a skip, not a usage error.
+ */
+#if defined(__GNUC__)
+__attribute__((noreturn, format(printf, 1, 2)))
+#endif
+void step_cannot_run(const char *fmt, ...);
+
 /** What a step tells the harness about itself. */
 struct step {
-    int number;            /**< 0..24: the step's place on the ladder */
+    int number;            /**< 0..28: the step's place on the ladder */
     const char *name;      /**< short name, e.g. "naive" (the directory is NN_name) */
     const char *summary;   /**< one line: the optimization this step adds */
     precision_t precision; /**< element type */

@@ -16,11 +16,50 @@ static double terms_size(const struct verify_input *in, int i, int j)
     return fabs(in->alpha) * in->absab[r] + c0_term;
 }
 
+/* The absolute error that underflow can add to one element: K products, alpha and beta. */
+static double underflow_term(const struct verify_input *in)
+{
+    return VERIFY_G * ((double)in->k + 2.0) * in->eta;
+}
+
 double verify_element_bound(const struct verify_input *in, int i, int j)
 {
     size_t r = (size_t)i + (size_t)j * (size_t)in->m; /* (i, j) in the packed reference */
     /* The step's error and the reference's own, each bounded the same way. */
-    return VERIFY_G * in->k * (in->u + in->u_ref) * terms_size(in, i, j) + (in->u_out + in->u_ref) * fabs(in->ref[r]);
+    return VERIFY_G * in->k * (in->u + in->u_ref) * terms_size(in, i, j) +
+           (in->u_out + in->u_ref) * fabs(in->ref[r]) + underflow_term(in);
+}
+
+/* A sum of squares kept as scale^2 * ssq, so that neither huge nor tiny values over- or underflow
+ * when squared (LAPACK's dlassq). A NaN makes the sum NaN; an Inf makes it Inf. */
+struct sumsq {
+    double scale, ssq;
+};
+
+static void sumsq_add(struct sumsq *s, double x)
+{
+    const double ax = fabs(x);
+    if (isnan(ax)) {
+        s->ssq = NAN;
+    } else if (ax > s->scale) {
+        const double r = s->scale / ax; /* 0 when the new scale is Inf */
+        s->ssq = 1.0 + s->ssq * r * r;
+        s->scale = ax;
+    } else if (ax > 0.0) {
+        const double r = ax / s->scale;
+        s->ssq += r * r;
+    }
+}
+
+static double sumsq_norm(const struct sumsq *s)
+{
+    return s->scale * sqrt(s->ssq); /* 0 for an all-zero sum; NaN if a NaN was added */
+}
+
+/* ||a|| / ||b|| for b != 0, without forming either norm (each alone may overflow). */
+static double sumsq_ratio(const struct sumsq *a, const struct sumsq *b)
+{
+    return a->scale == 0.0 && !isnan(a->ssq) ? 0.0 : (a->scale / b->scale) * sqrt(a->ssq / b->ssq);
 }
 
 static void report(struct verify_result *res, int i, int j, double got, double want,
@@ -35,7 +74,7 @@ struct verify_result verify_gemm(const struct verify_input *in)
 {
     struct verify_result res;
     memset(&res, 0, sizeof res);
-    double diff2 = 0.0, ref2 = 0.0, scale2 = 0.0;
+    struct sumsq diff = {0.0, 0.0}, ref = {0.0, 0.0}, terms = {0.0, 0.0};
 
     for (int j = 0; j < in->n; ++j) {
         for (int i = 0; i < in->m; ++i) {
@@ -44,10 +83,9 @@ struct verify_result verify_gemm(const struct verify_input *in)
             double want = in->ref[r];
             double bound = verify_element_bound(in, i, j);
             double d = got - want;
-            diff2 += d * d;
-            ref2 += want * want;
-            const double scale = terms_size(in, i, j);
-            scale2 += scale * scale;
+            sumsq_add(&diff, d);
+            sumsq_add(&ref, want);
+            sumsq_add(&terms, terms_size(in, i, j));
             /* Written so that NaN fails: a NaN comparison is false. */
             if (!(isfinite(got) && fabs(d) <= bound))
                 report(&res, i, j, got, want, bound, 0);
@@ -65,16 +103,19 @@ struct verify_result verify_gemm(const struct verify_input *in)
      * smaller than the terms, say alpha*a*b close to -beta*c0 in a 1x1 problem), a correct result's
      * relative error is unbounded, and only this second part holds. It is small next to the first
      * whenever the terms do not cancel (random data, large K), so a dropped K-term is still caught. */
-    const double slack = VERIFY_G * (in->u + in->u_ref) * sqrt(scale2);
+    /* (Underflow adds up to underflow_term to each of the m*n elements.) */
+    const double underflow = underflow_term(in) * sqrt((double)in->m * (double)in->n);
     const double limit = VERIFY_NORM_FACTOR * sqrt((double)in->k) * (in->u + in->u_ref) + in->u_out + in->u_ref;
-    if (ref2 > 0.0) {
-        res.rel_err = sqrt(diff2) / sqrt(ref2);
-        res.norm_limit = limit + slack / sqrt(ref2);
+    if (ref.scale > 0.0) {
+        res.rel_err = sumsq_ratio(&diff, &ref);
+        res.norm_limit = limit + VERIFY_G * (in->u + in->u_ref) * sumsq_ratio(&terms, &ref) +
+                         underflow / ref.scale / sqrt(ref.ssq);
         res.normwise_pass = (res.rel_err <= res.norm_limit); /* false for NaN */
     } else { /* an all-zero reference: the absolute part alone (alpha = beta = 0: only an exact zero) */
-        res.rel_err = diff2 == 0.0 ? 0.0 : (isnan(diff2) ? NAN : INFINITY);
+        const double diff_norm = sumsq_norm(&diff);
+        res.rel_err = diff_norm == 0.0 ? 0.0 : (isnan(diff_norm) ? NAN : INFINITY);
         res.norm_limit = limit;
-        res.normwise_pass = sqrt(diff2) <= slack; /* false for NaN */
+        res.normwise_pass = diff_norm <= VERIFY_G * (in->u + in->u_ref) * sumsq_norm(&terms) + underflow;
     }
 
     res.pass = res.elementwise_pass && res.normwise_pass;

@@ -19,6 +19,14 @@
  * The reference is double precision. For an FP64 step it errs as much as the
  * step does, so both checks add its own round-off, u_ref, to u and u_out.
  *
+ * Underflow: a product or a scaling that lands among the subnormals errs by up to
+ * half the smallest subnormal, eta, whatever its size, so the element-wise bound
+ * adds g*(K+2)*eta (K products, alpha and beta) and the norm-wise slack the same
+ * per element. It matters only for tiny scalars (`--alpha 1e-310`).
+ *
+ * The norms are sums of squares kept scaled (as LAPACK's dlassq does): squaring
+ * first would overflow for `--alpha 1e160` and turn a correct result into a NaN.
+ *
  * NaN and Inf never pass. Rows of C between M and ldc (padding) must come back
  * bit-for-bit as they were: a kernel must not write outside the M x N matrix.
  */
@@ -57,6 +65,7 @@ struct verify_input {
                                but an FP64 step's reference errs as much as the step, so the bounds
                                add it (g*K*u_ref and u_ref in the element-wise bound, likewise
                                norm-wise) */
+    double eta;           /**< the smallest subnormal of the accumulation (0: no underflow term) */
 };
 
 /** One element that failed. */

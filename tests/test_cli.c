@@ -50,6 +50,12 @@ static void good_lines(void)
                strcmp(opt.csv_path, "x.csv") == 0,
            "every option is read");
     expect(parse(ARGS("--help")) == 0 && opt.help, "--help is read");
+    expect(parse(ARGS("-m", "4")) == 0 && opt.reps == 0 && opt.warmup == -1,
+           "without --reps and --warmup the harness's defaults apply (0 and -1 say so)");
+    expect(parse(ARGS("--alpha", "1e-310", "--beta", "-4.9e-324")) == 0 && opt.alpha == 1e-310 &&
+               opt.beta == -4.9e-324,
+           "subnormal scalars are legal (strtod's ERANGE on underflow is not an error)");
+    expect(parse(ARGS("--alpha", "1e160")) == 0 && opt.alpha == 1e160, "a large finite scalar is legal");
     expect(parse(ARGS("--reps", "1")) == 0 && opt.nshapes == 0, "no shape means the default sweep");
 }
 
@@ -65,6 +71,7 @@ static void bad_lines(void)
         ARGS("--sizes", "5x5"),  ARGS("--sizes", "1,,2"),    ARGS("--sizes", "1:100000:1"),
         ARGS("--bogus"),         ARGS("-x"),                 ARGS("--reps"),
         ARGS("stray"),           ARGS("-m", "4", "--sizes", "8"), ARGS("--csv", ""),
+        ARGS("--alpha", "1e400"), ARGS("--beta", "1e-400"),
     };
     for (size_t t = 0; t < sizeof bad / sizeof bad[0]; ++t) {
         int rc = parse(bad[t]);

@@ -29,6 +29,7 @@ typedef enum {
     BUG_DROP_LAST_K,    /* the last K-term is left out of every element */
     BUG_SKIP_LAST_ROW,  /* an off-by-one at the edge: row m-1 is never written */
     BUG_WRITE_PADDING,  /* also writes row m (into the padding of C) */
+    BUG_ADD_ZERO_PADDING, /* also adds 0.0 to row m: a value-preserving stray write into the padding */
     BUG_READ_C_BETA0    /* reads C even when beta == 0 */
 } bug;
 
@@ -102,6 +103,9 @@ static void test_gemm(struct problem_data *d, sum_order o, bug b)
             else
                 *c = alpha * s + d->beta * *c;
         }
+    if (b == BUG_ADD_ZERO_PADDING)
+        for (int j = 0; j < d->n; ++j)
+            d->C[d->m + j * d->ldc] += 0.0f;
 }
 
 static void reference(struct problem_data *d)
@@ -135,7 +139,7 @@ static struct problem_data make(int m, int n, int k, int pad, float alpha, float
     d.absab = malloc((size_t)m * n * sizeof(double));
     matrix_fill_random(PRECISION_FP32, d.A, m, k, d.lda, (uint64_t)seed, 0, MATRIX_A, NAN);
     matrix_fill_random(PRECISION_FP32, d.B, k, n, d.ldb, (uint64_t)seed, 0, MATRIX_B, NAN);
-    matrix_fill_random(PRECISION_FP32, d.C0, m, n, d.ldc, (uint64_t)seed, 0, MATRIX_C, 12345.0);
+    matrix_fill_random(PRECISION_FP32, d.C0, m, n, d.ldc, (uint64_t)seed, 0, MATRIX_C, -0.0); /* as main.c */
     reference(&d);
     return d;
 }
@@ -162,7 +166,7 @@ static struct verify_input input_of(struct problem_data *d)
     matrix_to_double(PRECISION_FP32, d->C, d->Cd, c);
     matrix_to_double(PRECISION_FP32, d->C0, d->C0d, c);
     struct verify_input in = {d->m, d->n, d->k, d->alpha, d->beta, d->Cd, d->C0d, d->ldc,
-                              d->ref, d->absab, ldexp(1.0, -24), ldexp(1.0, -24), 0.0};
+                              d->ref, d->absab, ldexp(1.0, -24), ldexp(1.0, -24), 0.0, ldexp(1.0, -149)};
     return in;
 }
 
@@ -278,7 +282,7 @@ static void cancellation(void)
 {
     const double u = ldexp(1.0, -53), want = ldexp(1.0, -40);
     double C0 = -(1.0 - want), ref = want, absab = 1.0, got = want + 4 * u;
-    struct verify_input in = {1, 1, 1, 1.0, 1.0, &got, &C0, 1, &ref, &absab, u, u, u};
+    struct verify_input in = {1, 1, 1, 1.0, 1.0, &got, &C0, 1, &ref, &absab, u, u, u, ldexp(1.0, -1074)};
     struct verify_result r = verify_gemm(&in);
     expect(r.pass && r.rel_err > 1e-4, "FP64 with cancellation: 4 roundings of the terms off passes "
                                         "(at a relative error above 1e-4)");
@@ -286,8 +290,45 @@ static void cancellation(void)
     expect(!verify_gemm(&in).pass, "FP64 with cancellation: 2^-30 off fails");
 }
 
+/* An FP64 product C = alpha * A * B computed the way a kernel would (sum in double, then alpha), against
+ * a reference summed the other way round, with the same alpha. */
+static struct verify_result scaled_fp64(double alpha, int m, int n, int k, double nudge)
+{
+    double A[8 * 8], B[8 * 8], C[8 * 8], C0[8 * 8], ref[8 * 8], absab[8 * 8];
+    matrix_fill_random(PRECISION_FP64, A, m, k, m, 11, 0, MATRIX_A, NAN);
+    matrix_fill_random(PRECISION_FP64, B, k, n, k, 11, 0, MATRIX_B, NAN);
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            double s = 0.0, r = 0.0, a = 0.0;
+            for (int p = 0; p < k; ++p) {
+                s += A[i + p * m] * B[p + j * k];
+                r += A[i + (k - 1 - p) * m] * B[(k - 1 - p) + j * k];
+                a += fabs(A[i + p * m] * B[p + j * k]);
+            }
+            C[i + j * m] = alpha * s;
+            C0[i + j * m] = NAN; /* beta == 0: never read */
+            ref[i + j * m] = alpha * r;
+            absab[i + j * m] = a;
+        }
+    C[0] += nudge * fabs(C[0]);
+    const double u = ldexp(1.0, -53);
+    struct verify_input in = {m, n, k, alpha, 0.0, C, C0, m, ref, absab, u, u, u, ldexp(1.0, -1074)};
+    return verify_gemm(&in);
+}
+
+static void extreme_scalars(void)
+{
+    struct verify_result r = scaled_fp64(1e160, 8, 8, 8, 0.0);
+    expect(r.pass && isfinite(r.rel_err), "FP64 with alpha = 1e160 (squares overflow): a correct result passes");
+    expect(!scaled_fp64(1e160, 8, 8, 8, 1e-6).pass, "FP64 with alpha = 1e160: one element 1e-6 off fails");
+    r = scaled_fp64(1e-310, 8, 8, 8, 0.0);
+    expect(r.pass, "FP64 with a subnormal alpha = 1e-310 (results underflow): a correct result passes");
+    expect(!scaled_fp64(1e-310, 8, 8, 8, 0.5).pass, "FP64 with alpha = 1e-310: one element 50% off fails");
+}
+
 int main(void)
 {
+    extreme_scalars();
     correct_results_pass();
     one_element_past_the_bound_fails();
     non_finite_fails();
@@ -300,6 +341,7 @@ int main(void)
     bug_fails(40, 24, 40, 0, 1.0f, 0.0f, BUG_TRANSPOSE_A, "A transposed fails");
     bug_fails(24, 40, 40, 0, 1.0f, 0.0f, BUG_TRANSPOSE_B, "B transposed fails");
     bug_fails(31, 33, 17, 2, 1.0f, 0.0f, BUG_WRITE_PADDING, "a write into C's padding rows fails");
+    bug_fails(31, 33, 17, 2, 1.0f, 0.0f, BUG_ADD_ZERO_PADDING, "a stray += 0.0 into C's padding (-0.0) fails");
     dropped_k_term_caught_normwise();
     zero_reference();
     cancellation();
