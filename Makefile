@@ -52,6 +52,8 @@ HOST_OBJ := $(HOST_SRC:%.c=$(OBJ)/%.o)
 MAIN_OBJ := $(OBJ)/common/main.o
 GPU_OBJ  := $(GPU_SRC:%.cu=$(OBJ)/%.o)
 CPU_OBJ  := $(CPU_SRC:%.c=$(OBJ)/%.o)
+CPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(CPU_OBJ)  # what a CPU step links besides its kernel
+GPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)  # what a GPU step links besides its kernel
 
 STEP_DIRS := $(sort $(wildcard steps/[0-9][0-9]_*))
 GPU_STEP_DIRS := $(patsubst %/kernel.cu,%,$(wildcard $(addsuffix /kernel.cu,$(STEP_DIRS))))
@@ -87,7 +89,10 @@ $(OBJ)/%.o: %.cu
 # The autotuned step reads its tile configurations at build time from a header: TUNED=FILE, else
 # build/tuned.h (written by `make tune`), else the committed H200 one; TUNED=none builds with the
 # in-source defaults.
-TUNED ?= $(firstword $(wildcard $(BUILD)/tuned.h $(TUNED_DIR)/tuned_h200.h) none)
+# (An empty TUNED, from an environment that sets it to nothing, counts as unset.)
+ifeq ($(strip $(TUNED)),)
+  override TUNED := $(firstword $(wildcard $(BUILD)/tuned.h $(TUNED_DIR)/tuned_h200.h) none)
+endif
 TUNED_STAMP := $(OBJ)/tuned.path
 # The stamp holds the header's name, so that switching headers rebuilds the step.
 $(shell mkdir -p $(OBJ) && { [ "$$(cat $(TUNED_STAMP) 2>/dev/null)" = "$(TUNED)" ] || echo "$(TUNED)" > $(TUNED_STAMP); })
@@ -101,7 +106,7 @@ $(OBJ)/common/backend_cpu.o $(OBJ)/common/reference_cpu.o $(OBJ)/tests/test_refe
 
 ifneq ($(HAVE_NVCC),)
 define GPU_STEP_RULE
-$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
+$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(GPU_STEP_OBJS)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $$^ -o $$@ $(LDLIBS_GPU)
 endef
 else
@@ -111,7 +116,7 @@ $(BUILD)/step$(call step_num,$(1)):
 endef
 endif
 define CPU_STEP_RULE
-$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MAIN_OBJ) $(HOST_OBJ) $(CPU_OBJ)
+$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(CPU_STEP_OBJS)
 	$(CC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU)
 endef
 $(foreach d,$(GPU_STEP_DIRS),$(eval $(call GPU_STEP_RULE,$(d))))
@@ -119,7 +124,8 @@ $(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
 
 # The ceilings: the GPU's measured FP32 FMA peak and memory bandwidth (step 00's second program),
 # the CPU's FP64 FMA peak on one core and on all, and its memory bandwidth (the first CPU step's).
-$(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o $(OBJ)/common/gpu_peak.o
+$(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o $(OBJ)/common/gpu_peak.o \
+              $(OBJ)/common/matrix.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 13's measurement of which register-bank patterns of an FFMA cost a cycle.
 $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
@@ -146,6 +152,7 @@ test:
 
 # One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
 # NaN poison) and one timed shape against the baseline. Needs no other step built.
+# ARGS="--param NAME=VALUE" checks the step with one of its settings.
 check: need-step
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP)
@@ -159,7 +166,7 @@ sanitize:
 
 # The autotuned step's tuner (needs a GPU): every candidate of its space built, verified and timed;
 # the winners go to build/tuned.h (TUNE_ARGS="--out FILE" elsewhere), and the step is rebuilt with them.
-tune: $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)
+tune: $(GPU_STEP_OBJS)
 	@TUNE_NVCC="$(NVCC) $(NVFLAGS)" TUNE_LINK="$(NVCC) $(GENCODE) $(NVLDFLAGS)" TUNE_OBJS="$^" \
 	    TUNE_LIBS="$(LDLIBS_GPU)" $(TUNED_DIR)/tune.sh $(TUNE_ARGS)
 	@$(MAKE) --no-print-directory $(BUILD)/step$(TUNED_STEP)
@@ -235,7 +242,7 @@ help:
 	@echo "make step07          build build/step07 (any step number)"
 	@echo "make all             every step, build/peak, build/cpu_peak and the unit tests"
 	@echo "make test            build everything and run every test this machine can run"
-	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check)"
+	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check; ARGS=...)"
 	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps"
 	@echo "make tune            choose step $(TUNED_STEP)'s tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"

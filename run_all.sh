@@ -1,36 +1,48 @@
 #!/usr/bin/env bash
 # The main job: build, verify and benchmark every step this machine can run, then chart it.
-#
-#   ./run_all.sh [--steps LIST] [--quick] [--resume] [--out DIR] [--no-plots] [--help]
-#
-#   --steps LIST  only these steps: numbers, ranges and lists, e.g. 02-08 or 00,05,12-13
-#   --quick       a small sweep (128, 256, 512; 3 repetitions): a smoke run
-#   --resume      skip the steps a previous, interrupted run of the same kind completed
-#   --out DIR     write data to DIR/data/<device> and charts to DIR/charts/<device>
-#                 (default: plots, i.e. plots/data/<device>/stepNN.csv)
-#   --no-plots    do not render the charts
-#
-# <device> is the GPU's name made file-safe (NVIDIA H200 -> h200), or the CPU's
-# on a machine without a GPU. Each step's CSV is written to a temporary file and
-# renamed when complete, so an interrupted run loses nothing but the step it was
-# in. A step that fails verification is reported and makes the exit status 1, but
-# the other steps still run. Without a GPU, the GPU steps are skipped and the
-# charts of the GPU parts are rendered from the committed H200 data.
 set -u
 cd "$(dirname "$0")" || exit 2
 
+usage() {
+    cat <<'EOF'
+usage: ./run_all.sh [--steps LIST] [--quick] [--resume] [--out DIR] [--no-plots] [--help]
+
+Builds every step, runs each one this machine can run over its default sweep (verified, and timed
+against cuBLAS or OpenBLAS in the same run), writes one CSV per step and draws the charts.
+
+  --steps LIST  only these steps: numbers, ranges and lists, e.g. 02-08 or 00,05,12-13
+  --quick       a small sweep (128, 256, 512; 3 repetitions): a smoke run
+  --resume      skip the steps an earlier, interrupted run of the same kind completed
+  --out DIR     write data to DIR/data/<machine> and charts to DIR/charts/<machine>
+                (default: plots, so plots/data/<machine>/stepNN.csv)
+  --no-plots    do not draw the charts
+  --help        this text
+
+<machine> tells machines apart: the GPU's name for the GPU steps (NVIDIA H200 -> h200), the CPU's
+model, family and model numbers, widest vector instructions and core count for the CPU steps
+(intel-xeon-processor-fam6-mod143-avx512-16c). A directory that holds another machine's data is
+never written to: the run stops and says so. Without a GPU (or without nvcc) the GPU steps are left
+out, said in one line, and the GPU charts are drawn from the committed H200 data.
+
+A step's CSV is written to DIR/data/<machine>/stepNN.csv.tmp and renamed only when it holds every
+row the step was asked for and the step exited 0 (verified) or 1 (a verification failed, reported).
+INT, TERM or HUP stop the running step and discard its partial file. One run at a time may write to
+a data directory; the build log and the run's own files live in build/run_all/.
+Exit: 0 all verified; 1 a verification failed or a step could not run; 2 bad usage or refused.
+EOF
+}
+
 ORIG_ARGS="$*"
-usage() { echo "usage: ./run_all.sh [--steps LIST] [--quick] [--resume] [--out DIR] [--no-plots] [--help]"; }
 QUICK=0 RESUME=0 PLOTS=1 OUTDIR=plots STEPS_ARG=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
         --resume) RESUME=1 ;;
         --no-plots) PLOTS=0 ;;
-        --steps) STEPS_ARG=${2:-}; [ -n "$STEPS_ARG" ] || { echo "run_all.sh: error: --steps needs a list"; usage; exit 2; }; shift ;;
-        --out) OUTDIR=${2:-}; [ -n "$OUTDIR" ] || { echo "run_all.sh: error: --out needs a directory"; usage; exit 2; }; shift ;;
-        --help|-h) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "run_all.sh: error: unknown argument '$1'"; usage; exit 2 ;;
+        --steps) STEPS_ARG=${2:-}; [ -n "$STEPS_ARG" ] || { echo "run_all.sh: error: --steps needs a list"; exit 2; }; shift ;;
+        --out) OUTDIR=${2:-}; [ -n "$OUTDIR" ] || { echo "run_all.sh: error: --out needs a directory"; exit 2; }; shift ;;
+        --help|-h) usage; exit 0 ;;
+        *) echo "run_all.sh: error: unknown argument '$1' (./run_all.sh --help lists the options)"; exit 2 ;;
     esac
     shift
 done
@@ -53,69 +65,110 @@ elapsed() { local s=$(( $(date +%s) - T0 )); printf '%dm%02ds' $((s / 60)) $((s 
 echo "== checking what this machine has"
 tests/deps.sh || exit 1
 . tests/lib.sh
+. plots/machine.sh
 HAVE_GNUPLOT=1; command -v gnuplot >/dev/null 2>&1 || HAVE_GNUPLOT=0
-slug() { tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/([^)]*)//g' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
-CPU_NAME=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
-CPU_FLAGS=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
-SIMD=portable; [[ "$CPU_FLAGS" == *" avx2"* ]] && SIMD=AVX2; [[ "$CPU_FLAGS" == *" avx512f"* ]] && SIMD=AVX-512
-MPI=no; command -v mpirun >/dev/null 2>&1 && MPI=yes
-echo "   CPU: ${CPU_NAME:-unknown} ($(nproc) cores, $SIMD), MPI: $MPI, gnuplot: $([ $HAVE_GNUPLOT = 1 ] && echo yes || echo no)"
-if have_gpu; then
-    GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-    GPU_CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
-    DEVICE=$(printf '%s' "$GPU_NAME" | slug)
-    echo "   GPU: $GPU_NAME (compute capability $GPU_CC)"
+RUN_GPU=1; GPU_NOTE=""
+if ! have_nvcc; then RUN_GPU=0 GPU_NOTE="no nvcc: the GPU steps are left out (install the CUDA toolkit and put nvcc on PATH to build them)"
+elif ! have_gpu; then RUN_GPU=0 GPU_NOTE="no CUDA device: the GPU steps are built but not run"; fi
+echo "   CPU: $(cpu_model) ($(nproc) cores, $(cpu_simd)); data: $OUTDIR/data/$(cpu_machine)"
+if [ "$RUN_GPU" -eq 1 ]; then
+    echo "   GPU: $(gpu_model) (compute capability $(gpu_cc)); data: $OUTDIR/data/$(gpu_machine)"
 else
-    DEVICE=$(printf '%s' "${CPU_NAME:-cpu}" | slug)
-    echo "   no CUDA device: the GPU steps are built but not run; the GPU charts use the committed H200 data"
+    echo "   $GPU_NOTE; the GPU charts are drawn from the committed H200 data"
 fi
-DATA=$OUTDIR/data/$DEVICE
-mkdir -p "$DATA"
+echo "   gnuplot: $([ $HAVE_GNUPLOT = 1 ] && echo yes || echo "no (charts left out)")"
 
-echo "== building ($(elapsed))"
-make --no-print-directory -j"$(nproc)" all >"$DATA/build.log" 2>&1 ||
-    { tail -n 30 "$DATA/build.log"; echo "run_all.sh: the build failed ($DATA/build.log)"; exit 1; }
-rm -f "$DATA/build.log"
-
-# The steps to run, in order: every CPU step, and the GPU steps when there is a GPU.
+# The steps to run, in order, each with its data directory.
 STEPS=""
 for d in steps/[0-9][0-9]_*/; do
     step=$(basename "$d")
-    [ -f "$d/kernel.cu" ] && ! have_gpu && continue
+    [ -f "$d/kernel.cu" ] && [ "$RUN_GPU" -eq 0 ] && continue
     [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
     STEPS="$STEPS $step"
 done
 NSTEPS=$(echo $STEPS | wc -w)
+data_of() { [ -f "steps/$1/kernel.cu" ] && echo "$OUTDIR/data/$(gpu_machine)" || echo "$OUTDIR/data/$(cpu_machine)"; }
+DATADIRS=$(for s in $STEPS; do data_of "$s"; done | sort -u)
+[ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; } && DATADIRS=$(printf '%s\n%s\n' "$DATADIRS" "$OUTDIR/data/$(gpu_machine)" | sort -u)
+
+# Another machine's data is never overwritten: each directory's meta.txt names its machine.
+for dir in $DATADIRS; do
+    kind=cpu; [[ "$dir" == */"$(gpu_machine 2>/dev/null)" && "$RUN_GPU" -eq 1 ]] && kind=gpu
+    theirs=$(sed -n 's/^machine=//p' "$dir/meta.txt" 2>/dev/null)
+    ours=$(machine_fingerprint "$kind")
+    if [ -n "$theirs" ] && [ "$theirs" != "$ours" ]; then
+        echo "run_all.sh: error: $dir holds the data of another machine ($theirs; this one is $ours): not overwritten; use --out DIR"
+        exit 2
+    fi
+done
+
+# One run at a time per output directory.
+RUNDIR=build/run_all/$(printf '%s' "$(cd "$(dirname "$OUTDIR")" 2>/dev/null && pwd)/$(basename "$OUTDIR")" | cksum | cut -d' ' -f1)
+mkdir -p "$RUNDIR"
+exec 9>"$RUNDIR/lock"
+if ! flock -n 9; then
+    echo "run_all.sh: error: another run_all.sh is writing to $OUTDIR/data (pid $(cat "$RUNDIR/pid" 2>/dev/null || echo ?)); wait for it, or use --out DIR"
+    exit 2
+fi
+echo $$ >"$RUNDIR/pid"
+
+# A signal stops the running step, discards its partial CSV and ends the run.
+CURRENT_PID="" CURRENT_TMP=""
+on_signal() {
+    local sig=$1
+    [ -n "$CURRENT_PID" ] && kill -TERM "$CURRENT_PID" 2>/dev/null && wait "$CURRENT_PID" 2>/dev/null
+    [ -n "$CURRENT_TMP" ] && rm -f "$CURRENT_TMP"
+    echo "run_all.sh: stopped by SIG$sig after $(elapsed); the step in progress was discarded (--resume goes on from it)"
+    exit $((128 + $(kill -l "$sig")))
+}
+for sig in INT TERM HUP; do trap "on_signal $sig" "$sig"; done
+
+echo "== building ($(elapsed))"
+make --no-print-directory -j"$(nproc)" all >"$RUNDIR/build.log" 2>&1 ||
+    { tail -n 30 "$RUNDIR/build.log"; echo "run_all.sh: the build failed ($RUNDIR/build.log)"; exit 1; }
+for dir in $DATADIRS; do mkdir -p "$dir"; done
 
 # --resume: the state file names the kind of run and the steps it completed.
 KIND="quick=$QUICK"
-STATE=$DATA/.run_all.state
+STATE=$RUNDIR/state
 if [ "$RESUME" -eq 1 ] && [ -f "$STATE" ] && [ "$(head -n 1 "$STATE")" = "$KIND" ]; then
     echo "== resuming: $(($(wc -l <"$STATE") - 1)) steps already done"
 else
     echo "$KIND" >"$STATE"
 fi
 
-if have_gpu && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
-    build/peak --csv "$DATA/peak.csv.tmp" >/dev/null && mv "$DATA/peak.csv.tmp" "$DATA/peak.csv"
+if [ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
+    d=$OUTDIR/data/$(gpu_machine)
+    build/peak --csv "$d/peak.csv.tmp" >/dev/null && mv "$d/peak.csv.tmp" "$d/peak.csv"
 fi
+if [ -n "$(for s in $STEPS; do [ -f "steps/$s/kernel.c" ] && echo x; done)" ]; then
+    d=$OUTDIR/data/$(cpu_machine)
+    build/cpu_peak --csv "$d/cpu_peak.csv.tmp" >/dev/null && mv "$d/cpu_peak.csv.tmp" "$d/cpu_peak.csv"
+fi
+
 # Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind
-# on this device estimates the time left from those, scaled by how fast it is going so far.
-PREV_SECONDS=""
-[ "$(sed -n 's/^kind=//p' "$DATA/meta.txt" 2>/dev/null)" = "$KIND" ] &&
-    PREV_SECONDS=$(grep '^seconds_' "$DATA/meta.txt")
-{
-    echo "date=$(date +%F)"
-    echo "device=${GPU_NAME:-$CPU_NAME}"
-    echo "command=./run_all.sh $ORIG_ARGS"
-    echo "kind=$KIND"
-} >"$DATA/meta.txt"
-prev_seconds() { sed -n "s/^seconds_$1=//p" <<<"$PREV_SECONDS"; } # STEP_NUMBER: empty if unknown
+# on this machine estimates the time left from those, scaled by how fast it is going so far.
+declare -A PREV_SECONDS=()
+for dir in $DATADIRS; do
+    [ "$(sed -n 's/^kind=//p' "$dir/meta.txt" 2>/dev/null)" = "$KIND" ] || continue
+    while IFS='=' read -r key value; do PREV_SECONDS[${key#seconds_}]=$value; done < <(grep '^seconds_' "$dir/meta.txt")
+done
+for dir in $DATADIRS; do
+    kind=cpu; [ "$dir" = "$OUTDIR/data/$(gpu_machine 2>/dev/null)" ] && [ "$RUN_GPU" -eq 1 ] && kind=gpu
+    {
+        echo "date=$(date +%F)"
+        echo "device=$([ $kind = gpu ] && gpu_model || cpu_model)"
+        echo "machine=$(machine_fingerprint "$kind")"
+        echo "command=./run_all.sh $ORIG_ARGS"
+        echo "kind=$KIND"
+        [ $kind = cpu ] && echo "openblas_coretype=${OPENBLAS_CORETYPE:-unset}"
+    } >"$dir/meta.txt"
+done
+prev_seconds() { echo "${PREV_SECONDS[$1]:-}"; } # STEP_NUMBER: empty if unknown
 
 # eta_left FROM: an estimate of the seconds that steps FROM.. (1-based, in STEPS order) will take.
 # A step with a recorded time counts that time, scaled by this run's speed against the record;
 # another counts the mean of this run's steps of the same kind (cpu, gpu) so far, else of all.
-# The sums below are updated by took() as each step finishes.
 NOW_S=0 THEN_S=0                                # this run's and the record's seconds, steps in both
 declare -A KIND_S=([cpu]=0 [gpu]=0) KIND_N=([cpu]=0 [gpu]=0)
 step_kind() { [ -f "steps/$1/kernel.cu" ] && echo gpu || echo cpu; }
@@ -142,34 +195,47 @@ eta_left() {
 
 SWEEP=()
 [ "$QUICK" -eq 1 ] && SWEEP=(--sizes 128,256,512 --reps 3 --warmup 1)
+# rows_wanted BIN: the rows a complete CSV of this run holds (the quick sweep, or the step's default).
+rows_wanted() {
+    if [ "$QUICK" -eq 1 ]; then echo 3; return; fi
+    "$1" --help | sed -n "s/^This step's default sweep: //p" | tr ',' '\n' | grep -c .
+}
 STATUS=0 DONE=0
-SUMMARY=()
 for step in $STEPS; do
     n=${step%%_*}
     bin=build/step$n
-    csv=$DATA/step$n.csv
+    dir=$(data_of "$step")
+    csv=$dir/step$n.csv
     DONE=$((DONE + 1))
     if grep -qx "$step" "$STATE" && [ -f "$csv" ]; then
         echo "== [$DONE/$NSTEPS] $step: done in an earlier run (--resume)"
-        p=$(prev_seconds "$n"); [ -n "$p" ] && echo "seconds_$n=$p" >>"$DATA/meta.txt"
-    else
-        eta=$(eta_left "$DONE")
-        [ "$eta" != "?" ] && eta="~$(( (eta + 30) / 60 )) min" && [ "$eta" = "~0 min" ] && eta="<1 min"
-        echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
-        t0=$(date +%s)
-        rm -f "$csv.tmp"
-        "$bin" "${SWEEP[@]}" --csv "$csv.tmp"
-        rc=$?
-        secs=$(( $(date +%s) - t0 ))
-        took "$step" "$secs"
-        echo "seconds_$n=$secs" >>"$DATA/meta.txt"
-        case $rc in
-            0|1) mv "$csv.tmp" "$csv"; echo "$step" >>"$STATE" ;;
-            4) rm -f "$csv.tmp"; echo "   $step: this hardware cannot run it (exit 4): skipped" ;;
-            *) rm -f "$csv.tmp"; echo "   $step: failed to run (exit $rc)"; STATUS=1 ;;
-        esac
-        [ "$rc" -eq 1 ] && STATUS=1
+        p=$(prev_seconds "$n"); [ -n "$p" ] && echo "seconds_$n=$p" >>"$dir/meta.txt"
+        continue
     fi
+    eta=$(eta_left "$DONE")
+    [ "$eta" != "?" ] && eta="~$(( (eta + 30) / 60 )) min" && [ "$eta" = "~0 min" ] && eta="<1 min"
+    echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
+    t0=$(date +%s)
+    CURRENT_TMP=$csv.tmp
+    rm -f "$CURRENT_TMP"
+    "$bin" "${SWEEP[@]}" --csv "$CURRENT_TMP" &
+    CURRENT_PID=$!
+    wait "$CURRENT_PID"; rc=$?
+    CURRENT_PID=""
+    secs=$(( $(date +%s) - t0 ))
+    took "$step" "$secs"
+    echo "seconds_$n=$secs" >>"$dir/meta.txt"
+    want=$(rows_wanted "$bin")
+    got=$([ -f "$CURRENT_TMP" ] && tail -n +2 "$CURRENT_TMP" | grep -c . || echo 0)
+    if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && [ "$got" -eq "$want" ]; then
+        mv "$CURRENT_TMP" "$csv"; echo "$step" >>"$STATE"
+        [ "$rc" -eq 1 ] && { echo "   $step: a verification FAILED (its rows say which)"; STATUS=1; }
+    elif [ "$rc" -eq 4 ]; then
+        rm -f "$CURRENT_TMP"; echo "   $step: this hardware cannot run it (exit 4): left out"
+    else
+        rm -f "$CURRENT_TMP"; echo "   $step: did not complete (exit $rc, $got of $want rows): its data is not kept"; STATUS=1
+    fi
+    CURRENT_TMP=""
 done
 
 # Summary: the headline size is 4096 for GPU steps, 2048 for CPU steps (or the largest run).
@@ -178,7 +244,7 @@ printf '%-18s %6s %11s %7s %8s  %s\n' step size GFLOP/s ratio speedup check
 prev_g=""
 for step in $STEPS; do
     n=${step%%_*}
-    csv=$DATA/step$n.csv
+    csv=$(data_of "$step")/step$n.csv
     if [ ! -f "$csv" ]; then printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "not run"; prev_g=""; continue; fi
     H=4096; [ -f "steps/$step/kernel.c" ] && H=2048
     read -r size g r fails <<<"$(awk -F, -v H="$H" 'NR > 1 { if ($14 != "PASS") f++
@@ -192,14 +258,15 @@ done
 
 if [ "$PLOTS" -eq 1 ]; then
     if [ "$HAVE_GNUPLOT" -eq 0 ]; then
-        echo "== no gnuplot: the CSVs are in $DATA/; to draw the charts later: apt-get install gnuplot-nox && make plots"
+        echo "== no gnuplot: the CSVs are in $OUTDIR/data/; to draw the charts later: apt-get install gnuplot-nox && make plots"
     else
         echo "== charts ($(elapsed))"
-        plots/render.sh --data "$DATA" --out "$OUTDIR/charts/$DEVICE" | tail -n 1
-        if [ "$DATA" != plots/data/h200 ] && ! have_gpu; then
+        for dir in $DATADIRS; do plots/render.sh --data "$dir" --out "$OUTDIR/charts/$(basename "$dir")" | tail -n 1; done
+        if [ "$RUN_GPU" -eq 0 ] && [ -d plots/data/h200 ]; then
             plots/render.sh --data plots/data/h200 --out "$OUTDIR/charts/h200" | tail -n 1
         fi
     fi
 fi
-echo "run_all.sh: $(elapsed) in all; data in $DATA/"
+[ -n "$GPU_NOTE" ] && echo "run_all.sh: $GPU_NOTE"
+echo "run_all.sh: $(elapsed) in all; data in $(echo $DATADIRS | sed 's/ /, /g')/"
 exit $STATUS

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -54,21 +55,39 @@ static void usage_error(const char *msg)
     error_exit(EXIT_USAGE);
 }
 
-/* Host memory a new allocation can have without swapping: MemAvailable, else the physical size. */
+/* Host memory a new allocation can have: MemAvailable (else the physical size), and no more than the
+ * address-space limit (ulimit -v) leaves beside what the process has mapped already (VmSize). */
 static double host_memory_bytes(void)
 {
+    double avail = INFINITY;
+    long long kib = -1;
     FILE *f = fopen("/proc/meminfo", "r");
     if (f != NULL) {
         char line[128];
-        long long kib = -1;
         while (fgets(line, sizeof line, f) != NULL && sscanf(line, "MemAvailable: %lld kB", &kib) != 1)
             ;
         fclose(f);
-        if (kib >= 0)
-            return 1024.0 * (double)kib;
     }
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? (double)pages * (double)size : INFINITY;
+    if (kib >= 0) {
+        avail = 1024.0 * (double)kib;
+    } else {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && size > 0)
+            avail = (double)pages * (double)size;
+    }
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        long long mapped = 0;
+        if ((f = fopen("/proc/self/status", "r")) != NULL) {
+            char line[128];
+            while (fgets(line, sizeof line, f) != NULL && sscanf(line, "VmSize: %lld kB", &mapped) != 1)
+                ;
+            fclose(f);
+        }
+        const double room = (double)as.rlim_cur - 1024.0 * (double)mapped;
+        avail = fmin(avail, room > 0 ? room : 0.0);
+    }
+    return avail;
 }
 
 static double gib(double bytes)
@@ -161,7 +180,7 @@ static void check_memory(const struct step *st, const struct options *opt, const
         char err[512];
         if (host > host_avail) {
             snprintf(err, sizeof err, "shape %dx%dx%d needs %.0f bytes (%.1f GiB) of host memory; "
-                     "this machine has %.1f GiB available", probs[s].m, probs[s].n, probs[s].k, host, gib(host),
+                     "only %.1f GiB can be allocated here (MemAvailable, ulimit -v)", probs[s].m, probs[s].n, probs[s].k, host, gib(host),
                      gib(host_avail));
             usage_error(err);
         }
@@ -180,11 +199,13 @@ static double worse(double a, double b)
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
 }
 
-/* What verification needs, kept for the checks before and after the timed runs. */
+/** What verification needs, kept for the checks before and after the timed runs. */
 struct check_data {
-    void *C_out;          /* the step's result, in its precision, ldc x n */
-    double *Cd, *C0d;     /* the result and C0 as doubles */
-    double *ref, *absab;  /* the reference and |A||B|, m x n */
+    void *C_out;          /**< the step's result, in its precision, ldc x n */
+    double *Cd;           /**< the result as doubles */
+    double *C0d;          /**< C0 as doubles */
+    double *ref;          /**< the reference, m x n */
+    double *absab;        /**< |A||B|, m x n */
 };
 
 /* Run the step once on C0 (poisoned when beta == 0) and verify the result. */

@@ -30,10 +30,11 @@ double verify_element_bound(const struct verify_input *in, int i, int j)
            (in->u_out + in->u_ref) * fabs(in->ref[r]) + underflow_term(in);
 }
 
-/* A sum of squares kept as scale^2 * ssq, so that neither huge nor tiny values over- or underflow
- * when squared (LAPACK's dlassq). A NaN makes the sum NaN; an Inf makes it Inf. */
+/** A sum of squares kept as scale^2 * ssq, so that neither huge nor tiny values over- or underflow
+ *  when squared (LAPACK's dlassq). A NaN makes the sum NaN; an Inf makes it Inf. */
 struct sumsq {
-    double scale, ssq;
+    double scale; /**< the largest magnitude added so far */
+    double ssq;   /**< the sum of (x / scale)^2 */
 };
 
 static void sumsq_add(struct sumsq *s, double x)

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Writes the "Measured" table of every lesson from the committed H200 data, between
-# the markers <!-- measured:begin --> and <!-- measured:end --> in steps/NN_*/README.md.
+# Writes the "Measured" table of every lesson from the committed data, between the markers
+# <!-- measured:begin --> and <!-- measured:end --> in steps/NN_*/README.md, then every figure in the
+# lessons' and the README's prose that comes from data (plots/figures.pl: <!--=EXPR-->VALUE<!--/-->).
 #
 #   plots/lesson_tables.sh            rewrite the lessons
-#   plots/lesson_tables.sh --check    exit 1 if a lesson's table is out of date
+#   plots/lesson_tables.sh --check    exit 1 if a lesson's table or figure is out of date
 #
 # Columns: size, the previous step of the same part, this step, the baseline (measured
 # in this step's run), this step against the baseline and against the previous step.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-GPU_DATA=plots/data/h200      # GPU steps: the H200
-CPU_DATA=plots/data/amd-epyc  # CPU steps: the 2-core development machine
+. plots/committed.sh          # GPU_DATA (the H200), CPU_DATA (its host CPU)
 DATA=$GPU_DATA
 BEGIN='<!-- measured:begin -->'
 END='<!-- measured:end -->'
@@ -74,5 +74,6 @@ for d in steps/[0-9][0-9]_*/; do
     fi
     rm -f "$new"
 done
-[ "${1:-}" = "--check" ] && [ "$status" -eq 0 ] && echo "lesson_tables: every lesson's table matches $GPU_DATA and $CPU_DATA"
+plots/figures.pl ${1:+"$1"} "$GPU_DATA" "$CPU_DATA" steps/[0-9][0-9]_*/README.md README.md || status=1
+[ "${1:-}" = "--check" ] && [ "$status" -eq 0 ] && echo "lesson_tables: every lesson's table and figure matches $GPU_DATA and $CPU_DATA"
 exit $status

@@ -8,12 +8,12 @@
 #
 # One row per step directory: the link to its lesson, the idea (the step's
 # .summary in its kernel source), GFLOP/s and the ratio to the baseline at the
-# headline size: 4096^3 for GPU steps (plots/data/h200), 2048^3 for CPU steps
-# (plots/data/amd-epyc, the development machine).
+# headline size: 4096^3 for GPU steps, 2048^3 for CPU steps (plots/committed.sh
+# names the data of each).
 set -u
 cd "$(dirname "$0")/.." || exit 2
-DATA=plots/data/h200          # GPU steps
-CPU_DATA=plots/data/amd-epyc  # CPU steps: the 2-core development machine
+. plots/committed.sh
+DATA=$GPU_DATA
 README=README.md
 BEGIN='<!-- step-table:begin -->'
 END='<!-- step-table:end -->'
@@ -46,10 +46,10 @@ awk -v begin="$BEGIN" -v end="$END" -v tablefile=<(table) '
     !skip { print }' "$README" >"$new"
 grep -qx "$BEGIN" "$README" && grep -qx "$END" "$README" || { echo "readme_table: $README has no step-table markers" >&2; exit 2; }
 if [ "${1:-}" = "--check" ]; then
-    if cmp -s "$new" "$README"; then echo "readme_table: README.md matches plots/data/h200"; exit 0; fi
-    echo "readme_table: README.md is out of date with plots/data/h200 (run plots/readme_table.sh):"
+    if cmp -s "$new" "$README"; then echo "readme_table: README.md matches $DATA and $CPU_DATA"; exit 0; fi
+    echo "readme_table: README.md is out of date with $DATA and $CPU_DATA (run plots/readme_table.sh):"
     diff "$README" "$new" | head -n 20
     exit 1
 fi
 cp "$new" "$README"
-echo "readme_table: README.md table written from $DATA"
+echo "readme_table: README.md table written from $DATA and $CPU_DATA"

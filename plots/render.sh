@@ -7,8 +7,9 @@
 # present); default plots/data/h200. The charts go to OUT (default
 # plots/charts/<name of DIR>):
 #
-#   progress_partN   GFLOP/s of every step of part N at the headline size, as bars,
-#                    with the baseline (and, for FP32, the measured FMA peak) as lines
+#   progress_partN   GFLOP/s of every step of part N at the headline size, as bars, each with
+#                    the baseline measured in its own run as a mark across the bar (and, for
+#                    FP32, the measured FMA peak as a line)
 #   sweep_partN      GFLOP/s against size for the steps of part N and the baseline
 #   pairs/stepNN     step NN against the previous step and the baseline (in its lesson)
 #   roofline         the measured FP32 peak and bandwidth, each GPU step at the
@@ -43,11 +44,11 @@ mkdir -p "$OUT/pairs"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# The parts of the ladder: number, first and last step, title, headline size, baseline name.
-PARTS="1:00:12:Part I - SGEMM on CUDA cores (FP32):4096
-2:13:17:Part II - DGEMM on the CPU (FP64):2048
-3:18:19:Part III - CPU + GPU and MPI (FP64):4096
-4:20:24:Part IV - tensor cores (BF16 in, FP32 accumulate):4096"
+# The parts of the ladder (SPEC): number, first and last step, title, headline size.
+PARTS="1:00:14:Part I - SGEMM on CUDA cores (FP32):4096
+2:15:21:Part II - DGEMM on the CPU (FP64):2048
+3:22:23:Part III - CPU + GPU and MPI (FP64):4096
+4:24:28:Part IV - tensor cores (BF16 in, FP32 accumulate):4096"
 
 steps_in() { # FIRST LAST: the step numbers with a CSV, in order
     for f in "$DATA"/step[0-9][0-9].csv; do
@@ -95,17 +96,14 @@ while IFS=: read -r part first last title H; do
     [ -n "$steps" ] || continue
     base_name=$(case $part in 1) echo "cuBLAS SGEMM" ;; 2) echo "OpenBLAS DGEMM" ;; 3) echo "cuBLAS DGEMM" ;; *) echo "cuBLAS BF16 GEMM" ;; esac)
 
-    # 1. progress: bars at the headline size (step 00, the baseline itself, is the line).
-    : >"$TMP/bars.dat"; base=""; base_all=""; sizes=""
+    # 1. progress: bars at the headline size, each with the baseline of its own run as a mark
+    #    (step 00, the baseline itself, is a line: the level every other bar is compared with).
+    : >"$TMP/bars.dat"; base=""; sizes=""
     for s in $steps; do
         read -r n g b r <<<"$(headline "$s" "$H")"
         [ -n "$n" ] || continue
         if [ "$s" = 00 ]; then base=$g; continue; fi
-        printf '"%s %s" %s %s %s\n' "$s" "$(field "$s" 2)" "$g" "$r" "$n" >>"$TMP/bars.dat"
-        # A threaded CPU step is measured against OpenBLAS on all threads: a second line.
-        src=$(ls steps/"$s"_*/kernel.c 2>/dev/null | head -n 1)
-        if [ -n "$src" ] && grep -q '\.cpu_threads = 0' "$src"; then base_all=$b; continue; fi
-        [ -n "$base" ] || base=$b
+        printf '"%s %s" %s %s %s %s\n' "$s" "$(field "$s" 2)" "$g" "$r" "$n" "$b" >>"$TMP/bars.dat"
         sizes="$sizes $n"
     done
     if [ -s "$TMP/bars.dat" ]; then
@@ -113,21 +111,21 @@ while IFS=: read -r part first last title H; do
         size_note="${H}^3"; [ "$(echo "$sizes" | tr ' ' '\n' | grep -v "^$H$" | grep -c .)" -gt 0 ] && size_note="${H}^3 (largest size run where smaller)"
         {
             echo "set title \"$title: every step at $size_note\\n$DEVICE, data of $DATE\""
-            # room above the highest bar or line for the key (the FP32 peak is a line of Part I only)
-            ymax=$(awk -v b="${base:-0}" -v p="$([ "$part" = 1 ] && echo "${PEAK:-0}" || echo 0)" -v a="${base_all:-0}" '{ if ($(NF - 2) > m) m = $(NF - 2) } END { if (b > m) m = b; if (a > m) m = a; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            # room above the highest bar, baseline mark or line for the key (the FP32 peak: Part I only)
+            ymax=$(awk -v b="${base:-0}" -v p="$([ "$part" = 1 ] && echo "${PEAK:-0}" || echo 0)" '{ if ($(NF - 3) > m) m = $(NF - 3); if ($NF > m) m = $NF } END { if (b > m) m = b; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
             # labels in TFLOP/s on the GPU, in GFLOP/s where rates stay below a few TFLOP/s
             unit=TFLOP/s; scale=1000.0; fmt='%%.1f' # (doubled: it passes through printf)
             [ "$(awk -v y="$ymax" 'BEGIN { print (y < 3000) }')" = 1 ] && unit=GFLOP/s scale=1.0 fmt='%%.0f'
-            label_base=$base_name; [ -n "$base_all" ] && label_base="$base_name, 1 thread"
             echo "set ylabel 'GFLOP/s'; set grid ytics; set yrange [0:$ymax]; set xrange [-0.6:$nbars - 0.4]"
             echo "set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left opaque box"
             echo "set xtics rotate by -35 scale 0 font ',10'; set bmargin 6"
             echo "base = ${base:-0}; peak = ${PEAK:-0}"
             # the bars' labels last, on an opaque box: a bar close to a line keeps a legible label
             echo "set style textbox opaque noborder margins 1,1"
-            printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: %s, ratio to its %s)', " "$TMP/bars.dat" "$unit" "$base_name"
-            printf "base with lines dt 2 lw 2 lc rgb '#cc3311' title sprintf('%s: $fmt %s', base / $scale)" "$label_base" "$unit"
-            [ -n "$base_all" ] && printf ", %s with lines dt 4 lw 2 lc rgb '#228833' title sprintf('%s, all threads: $fmt %s', %s / $scale)" "$base_all" "$base_name" "$unit" "$base_all"
+            printf "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4477aa' title 'step (label: %s, ratio to the %s of its own run)', " "$TMP/bars.dat" "$unit" "$base_name"
+            # each bar's own baseline: a short horizontal mark across the bar (threaded CPU steps: on all threads)
+            printf "'%s' using (\$0 - 0.42):5:(0.84):(0) with vectors nohead lw 3 lc rgb '#cc3311' title '%s, measured in the same run as the bar'" "$TMP/bars.dat" "$base_name"
+            [ -n "$base" ] && printf ", base with lines dt 2 lw 1 lc rgb '#cc3311' title sprintf('%s (step 00): $fmt %s', base / $scale)" "$base_name" "$unit"
             [ "$part" = 1 ] && [ -n "$PEAK" ] && printf ", peak with lines dt 3 lw 2 lc rgb '#000000' title sprintf('FP32 FMA peak (build/peak): %%.1f TFLOP/s', peak / 1000.0)"
             printf ", '%s' using 0:2:(sprintf('$fmt (%%.2f)', \$2 / $scale, \$3)) with labels boxed offset 0,0.8 font ',9' notitle" "$TMP/bars.dat"
             echo
@@ -176,7 +174,7 @@ done <<<"$PARTS"
 #    step and the last threaded one (from .cpu_threads in their sources), each with the
 #    OpenBLAS it was measured against in the same run.
 single=""; multi=""
-for s in $(steps_in 13 17); do
+for s in $(steps_in 15 21); do
     src=$(ls steps/"$s"_*/kernel.c 2>/dev/null | head -n 1)
     [ -n "$src" ] || continue
     if grep -q '\.cpu_threads = 1' "$src"; then single=$s; else multi=$s; fi

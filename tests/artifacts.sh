@@ -1,29 +1,37 @@
-# The main job's artifacts (sourced by tests/run.sh): charts, docs, the README table,
-# run_all.sh --quick, and an interrupted run_all.sh finished by --resume.
-# Where gnuplot or doxygen is missing, their tests SKIP with the reason.
+# The main job and what it makes (sourced by tests/run.sh): charts, diagrams, docs, the README table
+# and the lessons' figures, the dependency check, and run_all.sh: its quick run, an interrupted run
+# finished with --resume, a step that dies, the lock, the refusal to write over another machine's data,
+# and the build and run without nvcc. Where gnuplot or doxygen is missing, their checks are not run.
 
-section "charts, docs, README table, run_all.sh"
+section "charts, docs, README table, dependency check, run_all.sh"
 TMP_ART=$(mktemp -d)
+. plots/machine.sh
 
 if command -v gnuplot >/dev/null 2>&1; then
-    if plots/render.sh --data plots/data/h200 --out "$TMP_ART/charts" >"$TMP_ART/render.log" 2>&1; then
-        pass "plots/render.sh renders the committed H200 data"
-    else
-        fail "plots/render.sh failed: $(tail -n 2 "$TMP_ART/render.log")"
-    fi
-    expected="progress_part1 sweep_part1 roofline"
-    for f in plots/data/h200/step[0-9][0-9].csv; do
-        n=$(basename "$f" .csv); [ "$n" = step00 ] || expected="$expected pairs/$n"
+    for data in plots/data/*/; do
+        data=${data%/}; name=$(basename "$data")
+        ls "$data"/step[0-9][0-9].csv >/dev/null 2>&1 || continue
+        if plots/render.sh --data "$data" --out "$TMP_ART/charts/$name" >"$TMP_ART/render.log" 2>&1; then
+            pass "plots/render.sh renders the committed data of $name"
+        else
+            fail "plots/render.sh failed on $data: $(tail -n 2 "$TMP_ART/render.log")"
+        fi
+        expected=""
+        for f in "$data"/step[0-9][0-9].csv; do
+            n=$(basename "$f" .csv); [ "$n" = step00 ] || expected="$expected pairs/$n"
+        done
+        missing=""
+        for c in $expected; do
+            for ext in png svg; do [ -s "$TMP_ART/charts/$name/$c.$ext" ] || missing="$missing $c.$ext"; done
+        done
+        [ -z "$missing" ] && pass "every pair chart of $name exists and is not empty" || fail "charts of $name missing or empty:$missing"
     done
-    missing=""
-    for c in $expected; do
-        for ext in png svg; do [ -s "$TMP_ART/charts/$c.$ext" ] || missing="$missing $c.$ext"; done
-    done
-    [ -z "$missing" ] && pass "every expected chart exists and is not empty ($(echo $expected | wc -w) charts x png, svg)" ||
-        fail "charts missing or empty:$missing"
 else
-    skip "charts: gnuplot is not installed here (apt-get install gnuplot-nox)"
+    not_run "$(ls -d plots/data/*/ | wc -l)" "charts: gnuplot is not installed here (apt-get install gnuplot-nox)"
 fi
+
+plots/diagrams.sh --check >"$TMP_ART/diagrams.log" 2>&1 && pass "the lessons' diagrams match plots/diagrams.sh" ||
+    fail "$(head -n 1 "$TMP_ART/diagrams.log")"
 
 if command -v doxygen >/dev/null 2>&1; then
     { cat docs/Doxyfile; echo "OUTPUT_DIRECTORY = $TMP_ART/docs"; echo "WARN_LOGFILE = $TMP_ART/docs.log"; } |
@@ -34,53 +42,119 @@ if command -v doxygen >/dev/null 2>&1; then
         fail "doxygen: $(head -n 3 "$TMP_ART/docs.log" 2>/dev/null)"
     fi
 else
-    skip "docs: doxygen is not installed here (apt-get install doxygen)"
+    not_run 1 "docs: doxygen is not installed here (apt-get install doxygen)"
 fi
 
-plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches plots/data/h200" ||
+plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches the committed data" ||
     fail "README step table is stale: $(sed -n 2p "$TMP_ART/table.log")"
-plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 && pass "every lesson's Measured table matches plots/data/h200" ||
-    fail "$(head -n 1 "$TMP_ART/lessons.log")"
+plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 &&
+    pass "every lesson's Measured table and data figures match the committed data" || fail "$(head -n 1 "$TMP_ART/lessons.log")"
 
-# run_all.sh --quick must complete here, GPU or not.
+# The dependency check links a probe against OpenBLAS: a machine whose <cblas.h> is netlib's (no
+# openblas_set_num_threads) fails it and is told the exact command, where a header check would pass.
+out=$(tests/deps.sh --check --blas-include tests/fixtures/netlib-cblas 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && grep -q "run: sudo apt-get install -y libopenblas-dev" <<<"$out" &&
+   grep -q "openblas_set_num_threads" <<<"$out"; then
+    pass "tests/deps.sh with only netlib's cblas.h: fails, names the probe's error and the command to run"
+else
+    fail "tests/deps.sh with only netlib's cblas.h: exit $rc, '$(head -n 1 <<<"$out")'"
+fi
+tests/deps.sh --check >/dev/null 2>&1 && pass "tests/deps.sh: this machine's OpenBLAS passes the probe" ||
+    fail "tests/deps.sh --check fails on this machine: $(tests/deps.sh --check 2>&1 | head -n 1)"
+
+# Without nvcc: the build makes the CPU steps and says in one line what it left out; run_all.sh runs them.
+NO_NVCC_PATH=$(path_without_nvcc "$TMP_ART/path")
+if PATH=$NO_NVCC_PATH make --no-print-directory -j"$(nproc)" BUILD="$TMP_ART/build" all >"$TMP_ART/nonvcc.log" 2>&1 &&
+   [ -x "$TMP_ART/build/step15" ] && [ ! -e "$TMP_ART/build/step00" ] &&
+   [ "$(grep -c 'nvcc (the CUDA toolkit) is not on PATH' "$TMP_ART/nonvcc.log")" -eq 1 ]; then
+    pass "make all without nvcc: the CPU steps, no GPU step, one line saying what is left out"
+else
+    fail "make all without nvcc: $(grep -m1 -E 'error|Error' "$TMP_ART/nonvcc.log")"
+fi
+if PATH=$NO_NVCC_PATH ./run_all.sh --quick --no-plots --steps 15 --out "$TMP_ART/nonvcc" >"$TMP_ART/nonvcc-run.log" 2>&1 &&
+   [ -s "$TMP_ART/nonvcc/data/$(cpu_machine)/step15.csv" ] && grep -q "no nvcc: the GPU steps are left out" "$TMP_ART/nonvcc-run.log"; then
+    pass "run_all.sh without nvcc runs the CPU steps and says the GPU steps were left out"
+else
+    fail "run_all.sh without nvcc: $(grep -m1 -E 'error|failed' "$TMP_ART/nonvcc-run.log")"
+fi
+
+./run_all.sh --help >"$TMP_ART/help.log" 2>&1
+if head -n 1 "$TMP_ART/help.log" | grep -q '^usage: ./run_all.sh' && ! grep -qE '^(set -u|cd )' "$TMP_ART/help.log"; then
+    pass "run_all.sh --help prints its usage"
+else fail "run_all.sh --help: $(head -n 2 "$TMP_ART/help.log" | tr '\n' '|')"; fi
+
+# run_all.sh --quick must complete here, GPU or not; its build log and run files stay out of the data.
 if ./run_all.sh --quick --out "$TMP_ART/quick" >"$TMP_ART/quick.log" 2>&1; then
     pass "run_all.sh --quick completes ($(tail -n 1 "$TMP_ART/quick.log"))"
 else
-    fail "run_all.sh --quick exited non-zero: $(grep -m1 -E 'error|FAIL|failed' "$TMP_ART/quick.log")"
+    fail "run_all.sh --quick exited non-zero: $(grep -m1 -E 'error|FAIL|failed|did not' "$TMP_ART/quick.log")"
 fi
+stray=$(find "$TMP_ART/quick/data" -type f ! -name 'step[0-9][0-9].csv' ! -name meta.txt ! -name peak.csv ! -name cpu_peak.csv)
+[ -z "$stray" ] && pass "run_all.sh writes nothing into the data directories but data" || fail "run_all.sh left in the data: $stray"
+
+RESUME_STEPS=$( { have_gpu && gpu_steps; cpu_steps; } | head -n 3 | sed 's/_.*//' | paste -sd, -)
 
 # An interrupted run, finished with --resume, ends with the same CSVs as an uninterrupted one
-# (same shapes and verdicts: the timings of two runs differ).
-RESUME_STEPS=$( { have_gpu && gpu_steps; cpu_steps; } | head -n 3 | sed 's/_.*//' | paste -sd, -)
-if [ -z "$RESUME_STEPS" ]; then
-    skip "run_all.sh --resume: no step can run on this machine (no GPU, no CPU steps yet)"
+# (same shapes and verdicts: the timings of two runs differ); the step in progress leaves nothing.
+./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >/dev/null 2>&1
+setsid ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/cut" >"$TMP_ART/cut.log" 2>&1 &
+cut_pid=$!
+for _ in $(seq 600); do # wait (at most 60 s) until the first step's CSV is complete, then interrupt
+    ls "$TMP_ART"/cut/data/*/step*.csv >/dev/null 2>&1 && break
+    sleep 0.1
+done
+kill -TERM "$cut_pid" 2>/dev/null; wait "$cut_pid" 2>/dev/null
+sleep 0.5
+before=$(ls "$TMP_ART"/cut/data/*/step*.csv 2>/dev/null | wc -l)
+left=$(ls "$TMP_ART"/cut/data/*/*.tmp 2>/dev/null | wc -l)
+orphans=$(pgrep -f -- "--csv $TMP_ART/cut/" | wc -l)
+./run_all.sh --quick --no-plots --resume --steps "$RESUME_STEPS" --out "$TMP_ART/cut" >"$TMP_ART/resume.log" 2>&1
+shape_of() { for f in "$1"/data/*/step*.csv; do echo "$(basename "$f")"; cut -d, -f1-7,14 "$f"; done; }
+if [ "$before" -ge 1 ] && [ "$left" -eq 0 ] && [ "$orphans" -eq 0 ] && grep -q "stopped by SIGTERM" "$TMP_ART/cut.log" &&
+   grep -q "done in an earlier run" "$TMP_ART/resume.log" && [ "$(shape_of "$TMP_ART/full")" = "$(shape_of "$TMP_ART/cut")" ]; then
+    pass "run_all.sh stopped by SIGTERM after $before step(s) (step in progress killed, its file discarded), then --resume: same CSVs"
 else
-    ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >/dev/null 2>&1
-    setsid ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/cut" >"$TMP_ART/cut.log" 2>&1 &
-    cut_pid=$!
-    for _ in $(seq 600); do # wait (at most 60 s) until the first step's CSV is complete, then interrupt
-        ls "$TMP_ART"/cut/data/*/step*.csv >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-    kill -TERM -- -"$cut_pid" 2>/dev/null; wait "$cut_pid" 2>/dev/null
-    before=$(ls "$TMP_ART"/cut/data/*/step*.csv 2>/dev/null | wc -l)
-    ./run_all.sh --quick --no-plots --resume --steps "$RESUME_STEPS" --out "$TMP_ART/cut" >"$TMP_ART/resume.log" 2>&1
-    shape_of() { for f in "$1"/data/*/step*.csv; do echo "$(basename "$f")"; cut -d, -f1-7,14 "$f"; done; }
-    if [ "$before" -ge 1 ] && grep -q "done in an earlier run" "$TMP_ART/resume.log" &&
-       [ "$(shape_of "$TMP_ART/full")" = "$(shape_of "$TMP_ART/cut")" ]; then
-        pass "run_all.sh interrupted after $before step(s), then --resume: same CSVs as an uninterrupted run"
-    else
-        fail "run_all.sh --resume (steps $RESUME_STEPS, $before done before the interrupt): CSVs differ or nothing was resumed"
-    fi
-    # Every run records each step's time; the next run of the same kind estimates from the first step on.
-    nsteps=$(tr ',' '\n' <<<"$RESUME_STEPS" | wc -l)
-    recorded=$(cat "$TMP_ART"/full/data/*/meta.txt 2>/dev/null | grep -c '^seconds_[0-9][0-9]=[0-9]')
-    ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >"$TMP_ART/again.log" 2>&1
-    first=$(grep -m1 '^== \[1/' "$TMP_ART/again.log")
-    if [ "$recorded" -eq "$nsteps" ] && [[ "$first" == *" left)" && "$first" != *"? left"* ]]; then
-        pass "run_all.sh records $recorded step times; the next run estimates from its first step ($first)"
-    else
-        fail "run_all.sh time estimate: $recorded of $nsteps step times recorded; next run's first line: $first"
-    fi
+    fail "run_all.sh SIGTERM and --resume (steps $RESUME_STEPS): $before done, $left partial files, $orphans orphans; CSVs $( [ "$(shape_of "$TMP_ART/full")" = "$(shape_of "$TMP_ART/cut")" ] && echo same || echo differ)"
 fi
+
+# Every run records each step's time; the next run of the same kind estimates from the first step on.
+nsteps=$(tr ',' '\n' <<<"$RESUME_STEPS" | wc -l)
+recorded=$(cat "$TMP_ART"/full/data/*/meta.txt 2>/dev/null | grep -c '^seconds_[0-9][0-9]=[0-9]')
+./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >"$TMP_ART/again.log" 2>&1
+first=$(grep -m1 '^== \[1/' "$TMP_ART/again.log")
+if [ "$recorded" -eq "$nsteps" ] && [[ "$first" == *" left)" && "$first" != *"? left"* ]]; then
+    pass "run_all.sh records $recorded step times; the next run estimates from its first step ($first)"
+else
+    fail "run_all.sh time estimate: $recorded of $nsteps step times recorded; next run's first line: $first"
+fi
+
+# A second run on the same output directory is refused while the first holds it (a full sweep of the
+# triple loop: long enough to be still running).
+setsid ./run_all.sh --no-plots --steps 15 --out "$TMP_ART/lock" >/dev/null 2>&1 &
+lock_pid=$!
+for _ in $(seq 300); do ls "$TMP_ART"/lock/data/*/meta.txt >/dev/null 2>&1 && break; sleep 0.1; done
+./run_all.sh --quick --no-plots --steps 15 --out "$TMP_ART/lock" >"$TMP_ART/second.log" 2>&1; rc=$?
+kill -TERM "$lock_pid" 2>/dev/null; wait "$lock_pid" 2>/dev/null
+if [ "$rc" -eq 2 ] && grep -q "another run_all.sh is writing" "$TMP_ART/second.log"; then
+    pass "run_all.sh refuses a second run on the same data directory, in one line"
+else fail "a second concurrent run_all.sh: exit $rc, $(head -n 1 "$TMP_ART/second.log")"; fi
+
+# A step that dies without rows (OpenMP without its threads) is not recorded as done, and --resume reruns it.
+THREADED=$(for s in $(cpu_steps); do grep -q '\.cpu_threads = 0' "steps/$s/kernel.c" && echo "${s%%_*}"; done | head -n 1)
+OMP_STACKSIZE=1000000G OMP_NUM_THREADS=2 ./run_all.sh --quick --no-plots --steps "$THREADED" --out "$TMP_ART/dies" >"$TMP_ART/dies.log" 2>&1; rc=$?
+./run_all.sh --quick --no-plots --resume --steps "$THREADED" --out "$TMP_ART/dies" >"$TMP_ART/dies2.log" 2>&1
+if [ "$rc" -eq 1 ] && grep -q "did not complete (exit 3" "$TMP_ART/dies.log" && ! grep -q "done in an earlier run" "$TMP_ART/dies2.log" &&
+   [ -s "$TMP_ART/dies/data/$(cpu_machine)/step$THREADED.csv" ]; then
+    pass "a step that dies without rows: its data is not kept, the run fails, --resume runs it again"
+else fail "a step that dies without rows: run_all exit $rc, $(grep -m1 "step$THREADED\|$THREADED" "$TMP_ART/dies.log")"; fi
+
+# Another machine's data is never written over.
+mkdir -p "$TMP_ART/other/data/$(cpu_machine)"
+echo "machine=Some Other CPU; family 1 model 2; avx2; 64 cores" >"$TMP_ART/other/data/$(cpu_machine)/meta.txt"
+echo "kept" >"$TMP_ART/other/data/$(cpu_machine)/step15.csv"
+./run_all.sh --quick --no-plots --steps 15 --out "$TMP_ART/other" >"$TMP_ART/other.log" 2>&1; rc=$?
+if [ "$rc" -eq 2 ] && grep -q "holds the data of another machine" "$TMP_ART/other.log" &&
+   [ "$(cat "$TMP_ART/other/data/$(cpu_machine)/step15.csv")" = kept ]; then
+    pass "run_all.sh refuses to write over another machine's data ($(cpu_machine))"
+else fail "run_all.sh over another machine's data: exit $rc, $(head -n 1 "$TMP_ART/other.log")"; fi
 rm -rf "$TMP_ART"

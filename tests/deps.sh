@@ -84,6 +84,6 @@ if [ -n "${required// /}" ]; then
     status=1
 fi
 [ -n "${optional// /}" ] && echo "deps: missing (optional, their tests skip): ${optional}- run: sudo apt-get install -y ${optional% }"
-command -v nvcc >/dev/null 2>&1 ||
+command -v "${NVCC:-nvcc}" >/dev/null 2>&1 ||
     echo "deps: no nvcc: the GPU steps will not be built or run (install the CUDA toolkit from NVIDIA's CUDA downloads page and put its bin/ on PATH)"
 exit $status

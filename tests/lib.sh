@@ -1,20 +1,49 @@
 # Shared by the test scripts (sourced): counters, reporting, the list of steps.
-# Every check calls pass or fail once; skip says why something did not run.
+# Every check calls pass or fail once. Checks that cannot run here are not counted as either:
+# not_run COUNT REASON adds them to a tally by reason, printed by report_not_run.
 
 PASSED=${PASSED:-0}
 FAILED=${FAILED:-0}
-SKIPPED=${SKIPPED:-0}
 FAILURES=${FAILURES:-}
+declare -A NOT_RUN 2>/dev/null || true # reason -> checks not run for it
 
 pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "  ok   $*"; return 0; }
 fail() { FAILED=$((FAILED + 1)); FAILURES="${FAILURES}  FAIL $*"$'\n'; echo "  FAIL $*"; }
-skip() { SKIPPED=$((SKIPPED + 1)); echo "  SKIP $*"; }
+# not_run COUNT REASON: COUNT checks that this machine cannot run, for REASON.
+not_run() { NOT_RUN[$2]=$(( ${NOT_RUN[$2]:-0} + $1 )); }
 section() { echo "== $*"; }
+
+# The checks not run, one line per reason ("951 GPU checks not run: no CUDA device"), or nothing.
+report_not_run() {
+    local reason
+    for reason in "${!NOT_RUN[@]}"; do echo "${NOT_RUN[$reason]} checks not run: $reason"; done | sort -t: -k2
+}
+not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
 
 # Step directories by kind: steps/NN_name with kernel.cu (GPU) or kernel.c (CPU).
 gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && basename "$d"; done; }
 cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && basename "$d"; done; }
 step_bin() { echo "build/step${1%%_*}"; }
 
-# A CUDA device is present when the driver lists one.
+# A CUDA device is present when the driver lists one; nvcc is needed to build the GPU steps at all.
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }
+have_nvcc() { command -v "${NVCC:-nvcc}" >/dev/null 2>&1; }
+# path_without_nvcc DIR: PATH with every nvcc hidden: a directory of PATH that holds one is replaced by
+# DIR/N, a copy made of links to everything in it but nvcc (so that /usr/bin keeps its other tools).
+path_without_nvcc() {
+    local dir=$1 entry i=0 out=""
+    while IFS= read -r entry; do
+        if [ -x "$entry/nvcc" ]; then
+            i=$((i + 1)); mkdir -p "$dir/$i"
+            for f in "$entry"/*; do [ "$(basename "$f")" = nvcc ] || ln -sf "$f" "$dir/$i/"; done
+            entry=$dir/$i
+        fi
+        out=${out:+$out:}$entry
+    done < <(tr ':' '\n' <<<"$PATH")
+    echo "$out"
+}
+# Why the GPU steps' checks cannot run here, or nothing when they can.
+gpu_missing() {
+    if ! have_nvcc; then echo "no nvcc (the CUDA toolkit): GPU steps not built"
+    elif ! have_gpu; then echo "no CUDA device"; fi
+}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The driver behind `make test`: unit tests, command-line tests, and every
-# step over the shape set where this machine can run it. Ends with the line
-# "N passed, N failed" and exits non-zero on any failure.
+# The driver behind `make test`: unit tests, command-line tests, every step over the shape set where
+# this machine can run it, planted bugs that must be caught, the tuner and the main job's artifacts.
+# Ends with the checks not run (by reason) and the line "N passed, N failed"; non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
+. tests/shapes.sh
 T0=$(date +%s)
 
 # Fresh random inputs on every run; SEED=... reproduces a failed one.
@@ -28,11 +29,13 @@ done
 
 . tests/cli.sh
 . tests/steps.sh
+. tests/mutants.sh
 . tests/tune.sh
 . tests/artifacts.sh
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
-echo "make test took $(( $(date +%s) - T0 )) s; $SKIPPED skipped"
+echo "make test took $(( $(date +%s) - T0 )) s"
+report_not_run
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# make sanitize: the host code under AddressSanitizer and UndefinedBehaviorSanitizer
-# (unit tests, command-line error paths, CPU steps; GPU steps' host code too where
-# there is a GPU), and compute-sanitizer's memcheck, racecheck and synccheck over
-# every GPU step at small odd shapes. Ends with "N passed, N failed".
+# make sanitize: the host code under AddressSanitizer and UndefinedBehaviorSanitizer (unit tests,
+# command-line error paths, CPU steps with padded and with tight leading dimensions, where an access one
+# element past a matrix is past its allocation; GPU steps' host code too where there is a GPU), a planted
+# write past the end that only ASan can see, and compute-sanitizer's memcheck, racecheck and synccheck
+# over every GPU step and setting at small odd shapes. Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
+. tests/shapes.sh
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
-SMALL="7x5x3,31x33x17,67x35x129,300x260x41" # the last: some blocks wholly inside (step 12's unguarded loads)
-ODD_ARGS="--sizes $SMALL --lda +3 --ldb +1 --ldc +2 --reps 1 --warmup 0 --seed $SEED --quiet"
+SMALL="7x5x3,31x33x17,67x35x129,300x260x41" # the last: some blocks wholly inside (unguarded copies)
+RUN_ARGS="--sizes $SMALL --reps 1 --warmup 0 --seed $SEED --quiet"
+PADDED="--lda +3 --ldb +1 --ldc +2"
 
 section "host code under ASan + UBSan (build/asan)"
 SAN="-fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
@@ -25,7 +28,8 @@ export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stac
 for t in build/asan/test_verify build/asan/test_cli build/asan/test_reference; do
     if out=$(ASAN_OPTIONS=detect_leaks=1 "$t" 2>&1); then pass "$t"; else fail "$t: $(printf '%s' "$out" | grep -m1 -E 'ERROR|FAIL|runtime error')"; fi
 done
-for step in $(gpu_steps) $(cpu_steps); do
+STEPS_HERE=$(have_nvcc && gpu_steps; cpu_steps)
+for step in $STEPS_HERE; do
     bin=build/asan/step${step%%_*}
     for args in "-m abc" "-m 10 --lda 5" "--bogus" "--sizes 1,,2" "--help"; do
         # shellcheck disable=SC2086
@@ -37,58 +41,82 @@ for step in $(gpu_steps) $(cpu_steps); do
         fi
     done
 done
-run_sanitized_shapes() { # BIN [ASAN_OPTIONS]: small odd shapes, beta 0 and beta != 0, under ASan/UBSan
-    local bin=$1 asan=${2:-$ASAN_OPTIONS}
+# run_sanitized BIN ASAN_OPTIONS [args]: the small odd shapes, beta 0 and beta != 0, padded and tight.
+run_sanitized() {
+    local bin=$1 asan=$2 ab lds; shift 2
     for ab in "1 0" "-1.5 0.5"; do
-        set -- $ab
-        # shellcheck disable=SC2086
-        if ASAN_OPTIONS=$asan "$bin" $ODD_ARGS --alpha "$1" --beta "$2" 2>build/asan-err.log; then
-            pass "$bin (ASan/UBSan) alpha $1 beta $2"
-        else
-            fail "$bin (ASan/UBSan) alpha $1 beta $2: $(grep -m1 -E 'ERROR|error|FAIL' build/asan-err.log)"
-        fi
+        for lds in "$PADDED" ""; do
+            set -- $ab
+            # shellcheck disable=SC2086
+            if ASAN_OPTIONS=$asan "$bin" $RUN_ARGS $lds --alpha "$1" --beta "$2" 2>build/asan-err.log; then
+                pass "$bin (ASan/UBSan) alpha $1 beta $2 ${lds:-tight}"
+            else
+                fail "$bin (ASan/UBSan) alpha $1 beta $2 ${lds:-tight}: $(grep -m1 -E 'ERROR|error|FAIL' build/asan-err.log)"
+            fi
+        done
     done
 }
 # CPU steps have no driver underneath: there, leaks are checked too (packing buffers).
-for step in $(cpu_steps); do run_sanitized_shapes "build/asan/step${step%%_*}" detect_leaks=1; done
-if have_gpu; then
-    for step in $(gpu_steps); do run_sanitized_shapes "build/asan/step${step%%_*}"; done
+for step in $(cpu_steps); do run_sanitized "build/asan/step${step%%_*}" detect_leaks=1; done
+if [ -z "$(gpu_missing)" ]; then
+    for step in $(gpu_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
+else
+    not_run $(( $(gpu_steps | wc -l) * 4 )) "ASan over the GPU steps' host code: $(gpu_missing)"
+fi
+
+# A planted stray C(rows, j) += 0.0 one row past every edge tile (tests/mutants.sh builds it for make test,
+# where the padded runs catch it): with tight leading dimensions it lands in the next column (unseen by
+# any value check) and, for the last column, one element past C's allocation, which ASan must report.
+perl -0pe 's/(edge_kernel\(rows, cols, kc, alpha, a, lda, b, ldb, c, ldc\);)/{ $1 c[rows] += 0.0; }/' \
+    steps/17_cpu_registers/kernel.c >build/asan/zero_past_edge.c
+CC_=$(make -s --no-print-directory print-CC) CFLAGS_=$(make -s --no-print-directory print-CFLAGS)
+# shellcheck disable=SC2086
+if ! cmp -s build/asan/zero_past_edge.c steps/17_cpu_registers/kernel.c &&
+   $CC_ $CFLAGS_ -O1 -g $SAN -fopenmp -c build/asan/zero_past_edge.c -o build/asan/zero_past_edge.o &&
+   $CC_ -fopenmp $SAN build/asan/zero_past_edge.o $(make -s --no-print-directory BUILD=build/asan print-CPU_STEP_OBJS) \
+        -o build/asan/zero_past_edge $(make -s --no-print-directory print-LDLIBS_CPU) 2>build/asan-err.log; then
+    ASAN_OPTIONS=detect_leaks=0 build/asan/zero_past_edge -m 31 -n 33 -k 17 --reps 1 --warmup 0 --quiet 2>build/asan-err.log
+    if grep -q 'heap-buffer-overflow' build/asan-err.log; then
+        pass "a stray += 0.0 one row past an edge tile, tight ld: ASan reports the write past C"
+    else fail "a stray += 0.0 one row past an edge tile, tight ld: ASan saw nothing"; fi
+else
+    fail "the ASan mutant zero_past_edge did not build (or its substitution no longer matches)"
 fi
 
 section "compute-sanitizer over the GPU steps"
-if ! have_gpu; then
-    skip "no CUDA device here: compute-sanitizer not run"
+if [ -n "$(gpu_missing)" ]; then
+    not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer: $(gpu_missing)"
 elif ! command -v compute-sanitizer >/dev/null 2>&1; then
-    skip "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
+    not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
 else
     for step in $(gpu_steps); do
         bin=$(step_bin "$step")
-        # step 12: every shape class's configuration, forced ("-": the step as it runs by default)
-        variants="-"
-        "$bin" --help | grep -q "class=" && variants="- class=square class=tall class=wide class=short_k class=small class=unaligned"
+        # every documented setting at each value ("-": the step as it runs by default)
+        variants="- $(step_settings "steps/$step/kernel.cu" | while read -r name values; do
+            for v in ${values//|/ }; do echo "$name=$v"; done; done)"
         for variant in $variants; do
-        vargs=""; [ "$variant" != - ] && vargs="--param $variant"
-        for tool in memcheck racecheck synccheck; do
-            extra=""
-            [ "$tool" = memcheck ] && extra="--leak-check full"
-            for ab in "1 0" "-1.5 0.5"; do
-                set -- $ab
-                log=build/sanitize-$step-$tool.log
-                # shellcheck disable=SC2086
-                if compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
-                        "$bin" $ODD_ARGS $vargs --alpha "$1" --beta "$2" >"$log" 2>&1; then
-                    pass "$tool $bin $vargs alpha $1 beta $2"
-                else
-                    fail "$tool $bin $vargs alpha $1 beta $2: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
-                fi
+            vargs=""; [ "$variant" != - ] && vargs="--param $variant"
+            for tool in memcheck racecheck synccheck; do
+                extra=""
+                [ "$tool" = memcheck ] && extra="--leak-check full"
+                for ab in "1 0 $PADDED" "-1.5 0.5"; do
+                    set -- $ab; alpha=$1 beta=$2; shift 2
+                    log=build/sanitize-$step-$tool.log
+                    # shellcheck disable=SC2086
+                    if compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
+                            "$bin" $RUN_ARGS "$@" $vargs --alpha "$alpha" --beta "$beta" >"$log" 2>&1; then
+                        pass "$tool $bin $vargs alpha $alpha beta $beta${1:+ padded}"
+                    else
+                        fail "$tool $bin $vargs alpha $alpha beta $beta: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
+                    fi
+                done
             done
-        done
         done
     done
 fi
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
-echo "$SKIPPED skipped"
+report_not_run
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -1,9 +1,9 @@
-# Step 12's tuner, without a GPU (sourced by tests/run.sh): its space, its choice (a candidate that
+# Step 14's tuner, without a GPU (sourced by tests/run.sh): its space, its choice (a candidate that
 # failed verification is never chosen, however fast), the header it writes, and the builds of
-# step 12 with that header and with no header at all.
+# step 14 with that header and with no header at all; and step 13's register-bank counter.
 
-section "step 12's tuner"
-TUNE=steps/12_autotuned/tune.sh
+section "step 14's tuner, step 13's bank counter"
+TUNE=steps/14_autotuned/tune.sh
 tmp=$(mktemp -d)
 
 out=$("$TUNE" --list 2>&1); rc=$?
@@ -34,16 +34,25 @@ else
     fail "tune.sh --choose with class small unverified: exit $rc, $(head -n 1 "$tmp/log")"
 fi
 
-# The header the tuner writes builds, and so does step 12 with no header (its defaults).
+# The header the tuner writes builds, and so does step 14 with no header (its defaults).
+k14=steps/14_autotuned/kernel.cu
+if ! have_nvcc; then
+    not_run 3 "no nvcc (the CUDA toolkit): step 14 not built"
+else
 nvflags=$(make -s --no-print-directory print-NVFLAGS)
-k12=steps/12_autotuned/kernel.cu
-if [ -f "$tmp/tuned.h" ] && nvcc $nvflags --pre-include "$tmp/tuned.h" -c "$k12" -o "$tmp/k.o" > "$tmp/log" 2>&1; then
-    pass "step 12 builds with a header written by tune.sh"
-else fail "step 12 with tune.sh's header: $(grep -m1 error "$tmp/log")"; fi
-if nvcc $nvflags -c "$k12" -o "$tmp/k.o" > "$tmp/log" 2>&1; then pass "step 12 builds without a config (defaults)"
-else fail "step 12 without a config: $(grep -m1 error "$tmp/log")"; fi
+if [ -f "$tmp/tuned.h" ] && nvcc $nvflags --pre-include "$tmp/tuned.h" -c "$k14" -o "$tmp/k.o" > "$tmp/log" 2>&1; then
+    pass "step 14 builds with a header written by tune.sh"
+else fail "step 14 with tune.sh's header: $(grep -m1 error "$tmp/log")"; fi
+if nvcc $nvflags -c "$k14" -o "$tmp/k.o" > "$tmp/log" 2>&1; then pass "step 14 builds without a config (defaults)"
+else fail "step 14 without a config: $(grep -m1 error "$tmp/log")"; fi
+# The build uses the committed configuration unless told otherwise (also where the environment sets
+# TUNED to nothing).
+if TUNED= make -s --no-print-directory print-TUNED | grep -q 'tuned_h200.h$'; then
+    pass "the build of step 14 uses the committed tuned_h200.h by default, even with TUNED empty"
+else fail "the build of step 14 does not pick tuned_h200.h: TUNED=$(TUNED= make -s --no-print-directory print-TUNED)"; fi
+fi
 
-if ! have_gpu; then
+if have_nvcc && ! have_gpu; then
     out=$(make -s --no-print-directory tune 2>&1); rc=$?
     if [ "$rc" -ne 0 ] && printf '%s' "$out" | grep -q "no CUDA GPU here"; then
         pass "make tune without a GPU: one clear line, non-zero exit"
@@ -77,9 +86,9 @@ cat > "$tmp/listing.sass" <<'SASS'
         /*0030*/               @P0 BRA `(.L_x_3) ;
         /*0040*/                   EXIT ;
 SASS
-want="sgemm_async<8,8,-1>: loop of 7 instructions, 6 FFMA; modelled extra cycles 4; FFMA with 3 bank reads 2
-sgemm_tuned<4,4>: loop of 3 instructions, 2 FFMA; modelled extra cycles 1; FFMA with 3 bank reads 1"
-got=$(awk -f steps/12_autotuned/bank_reads.awk "$tmp/listing.sass" 2>&1)
+want="sgemm_async<8,8,-1>: loop of 7 instructions, 6 FFMA; modelled extra cycles 4; FFMA with 3 bank reads 2; with all 3 in one bank 1
+sgemm_tuned<4,4>: loop of 3 instructions, 2 FFMA; modelled extra cycles 1; FFMA with 3 bank reads 1; with all 3 in one bank 0"
+got=$(awk -f steps/13_register_banks/bank_reads.awk "$tmp/listing.sass" 2>&1)
 if [ "$got" = "$want" ]; then pass "bank_reads.awk: two hand-counted listings, cuobjdump's and nvdisasm's formats"
 else fail "bank_reads.awk on the hand-counted listings: '$(printf '%s' "$got" | tr '\n' '|')'"; fi
 rm -rf "$tmp"

@@ -44,7 +44,9 @@ enum {
 
 /** Which bank (0 even, 1 odd) each operand comes from, and whether a repeats for the reuse cache. */
 struct pattern {
-    int a, b, c;        /**< bank of a, of b, of the accumulator */
+    int a;              /**< bank of a (0 even, 1 odd) */
+    int b;              /**< bank of b */
+    int c;              /**< bank of the accumulator */
     int reuse;          /**< 1: a stays the same for REUSE FFMAs in a row (the cache can serve it) */
     const char *name;   /**< what the pattern is */
 };
@@ -142,6 +144,7 @@ static double cycles_per_ffma(const float4 *in, float4 *out, long long *cycles)
     return best;
 }
 
+/** Times each pattern's kernel and prints its cycles per FFMA. */
 int main(int argc, char **argv)
 {
     error_set_prog("bank_bench");

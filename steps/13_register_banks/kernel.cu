@@ -55,7 +55,7 @@ enum {
     B_STEP = THREADS / BK,             /* columns of the slice between a thread's copies of B (16) */
     DEFAULT_STAGES = 3,                /* the ring's depth unless --param stages= says otherwise */
     DEFAULT_ORDER = 1,                 /* FFMA order: 0 down the tile's columns (step 12), 1 a snake along its rows */
-    DEFAULT_ISSUE = 8,                 /* k-step of a steady slice after which the next copies issue (-1: none) */
+    DEFAULT_ISSUE = 0,                 /* k-step of a steady slice after which the next copies issue (-1: none) */
     DEFAULT_SMEM = 48 * 1024           /* above this a kernel must opt in to its shared memory */
 };
 static_assert(LANES_M * LANES_N == WARP, "a warp's threads tile the warp tile exactly");

@@ -1,0 +1,107 @@
+# The shape set and the functions that run a step over it (sourced by tests/steps.sh, tests/check.sh
+# and tests/mutants.sh). Each shape of each run is one check; a run that dies counts its missing shapes
+# as failures. With DRY set to a reason, nothing runs: the checks are counted as not run for it.
+
+# Odd and tiny shapes, K below any tile, a one-column 255x1x513, and big ones.
+SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
+SMALL_SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513"
+GPU_BIG_SHAPES="4096x4096x4096"
+# (alpha, beta): plain, and two where both terms count. (0, 1) would pass C through and hide every
+# arithmetic bug, so the one alpha = 0 case (ALPHA_ZERO) runs once per step, on the small shapes.
+SCALARS="1,0 -1.5,0.5 0.75,-1.25"
+ALPHA_ZERO="0,2"
+PADDING="--lda +3 --ldb +5 --ldc +7"
+# Small odd blocks forced on the CPU steps that take them: every blocking loop runs more than once,
+# with edges, at the small shapes (the default blocks exceed every tested size).
+FORCED_BLOCKS="--param mc=20 --param kc=7 --param nc=13"
+
+# shape_count SIZES: how many shapes a --sizes list holds.
+shape_count() { printf '%s' "$1" | tr ',' '\n' | grep -c .; }
+
+# run_shape_set BIN SIZES ALPHA BETA [extra args...]: one check per shape, from the CSV rows.
+run_shape_set() {
+    local bin=$1 sizes=$2 alpha=$3 beta=$4; shift 4
+    local expected; expected=$(shape_count "$sizes")
+    if [ -n "${DRY:-}" ]; then not_run "$expected" "$DRY"; return; fi
+    local csv; csv=$(mktemp)
+    # shellcheck disable=SC2086
+    "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" --reps 1 --warmup 0 --seed "$SEED" \
+        --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
+    local rc=$? rows=0
+    if [ -f "$csv" ]; then
+        while IFS=, read -r _ _ _ _ m n k _ _ _ _ _ err status _; do
+            rows=$((rows + 1))
+            local label="$bin ${m}x${n}x${k} alpha $alpha beta $beta${*:+ $*} (rel_err $err)"
+            [ "$status" = PASS ] && pass "$label" || fail "$label: $status"
+        done < <(tail -n +2 "$csv")
+    fi
+    if [ "$rows" -lt "$expected" ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; }; then
+        fail "$bin --sizes $sizes alpha $alpha beta $beta $*: exit $rc after $rows of $expected shapes: $(grep -m1 error "$csv.err")"
+        local missing=$((expected - rows - 1)) # shapes that never reported, beyond the one counted above
+        [ "$missing" -gt 0 ] && FAILED=$((FAILED + missing))
+    fi
+    [ "$rc" -eq 1 ] && grep -v warning "$csv.err" | sed -n '1,12p' | sed 's/^/    /'
+    rm -f "$csv" "$csv.err"
+}
+
+# run_step BIN SIZES SMALL: the shape set at every (alpha, beta) with tight leading dimensions, the small
+# shapes with padded ones, and the one alpha = 0 case.
+run_step() {
+    local bin=$1 sizes=$2 small=$3 p0=$PASSED f0=$FAILED t0=$SECONDS ab
+    for ab in $SCALARS; do
+        run_shape_set "$bin" "$sizes" "${ab%,*}" "${ab#*,}"
+        # shellcheck disable=SC2086
+        run_shape_set "$bin" "$small" "${ab%,*}" "${ab#*,}" $PADDING
+    done
+    # shellcheck disable=SC2086
+    run_shape_set "$bin" "$small" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING
+    [ -z "${DRY:-}" ] && echo "  $bin: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+    return 0
+}
+
+# step_settings SOURCE: the settings a step documents in its configure hook's message ("this step takes
+# --param stages=2|3|4, order=0|1, ..."), one "NAME VALUE|VALUE|..." line each (no values: a number).
+step_settings() {
+    grep -o 'this step takes --param [^"]*' "$1" | grep -oE '[a-z_]+=[A-Za-z0-9_|-]*' |
+        awk -F= '{ v[$1] = (v[$1] == "" ? $2 : v[$1] "|" $2) } END { for (n in v) print n, v[n] }' | sort
+}
+
+# run_variants BIN SOURCE SHAPES: the step's other code paths on SHAPES, tight and padded, at every
+# (alpha, beta): each documented setting at each value but its default (read from --help); every
+# instruction set but the default, if a 1x1x1 run shows this CPU has it; small odd blocks where the
+# step takes block sizes. Without the binary (DRY), only counted.
+run_variants() {
+    local bin=$1 src=$2 shapes=$3 defaults="" name values v args ab rc
+    [ -z "${DRY:-}" ] && defaults=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
+    while read -r name values; do
+        [ -n "$name" ] || continue
+        if [ -z "$values" ]; then
+            [ "$name" = mc ] || continue # the block sizes: one forced variant, below
+            args=$FORCED_BLOCKS
+            set -- "$args"
+        else
+            set -- $(tr '|' ' ' <<<"$values")
+        fi
+        for v in "$@"; do
+            if [ -n "$values" ]; then
+                # the default value is the path every other check runs: not again (DRY: skip the first)
+                if [ -n "${DRY:-}" ]; then [ "$v" = "$1" ] && continue
+                elif [[ " $defaults " == *" $name=$v "* || " $defaults " == *" $name=$v;"* ]]; then continue; fi
+                args="--param $name=$v"
+            fi
+            if [ -z "${DRY:-}" ] && [ "$name" = isa ]; then # a real 1x1x1 run says whether this CPU can
+                "$bin" -m 1 --reps 1 --warmup 0 --quiet $args >/dev/null 2>&1; rc=$?
+                if [ "$rc" -eq 4 ]; then
+                    not_run $(( $(shape_count "$shapes") * 2 * $(wc -w <<<"$SCALARS") )) "this CPU cannot run $name=$v"
+                    continue
+                elif [ "$rc" -ne 0 ]; then fail "$bin $args -m 1: exit $rc (want 0, or 4 where the CPU lacks it)"; continue; fi
+            fi
+            for ab in $SCALARS; do
+                # shellcheck disable=SC2086
+                run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args
+                # shellcheck disable=SC2086
+                run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $PADDING
+            done
+        done
+    done < <(step_settings "$src")
+}
