@@ -55,15 +55,17 @@ CPU_OBJ  := $(CPU_SRC:%.c=$(OBJ)/%.o)
 CPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(CPU_OBJ)  # what a CPU step links besides its kernel
 GPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)  # what a GPU step links besides its kernel
 
-STEP_DIRS := $(sort $(wildcard steps/[0-9][0-9]_*))
-GPU_STEP_DIRS := $(patsubst %/kernel.cu,%,$(wildcard $(addsuffix /kernel.cu,$(STEP_DIRS))))
-CPU_STEP_DIRS := $(patsubst %/kernel.c,%,$(wildcard $(addsuffix /kernel.c,$(STEP_DIRS))))
+# A step is a directory steps/NN_name with a kernel.cu (GPU) or kernel.c (CPU); anything else there
+# (an empty directory left by a copy of an older tree, say) is not one.
+GPU_STEP_DIRS := $(sort $(patsubst %/kernel.cu,%,$(wildcard steps/[0-9][0-9]_*/kernel.cu)))
+CPU_STEP_DIRS := $(sort $(patsubst %/kernel.c,%,$(wildcard steps/[0-9][0-9]_*/kernel.c)))
+STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
 GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench
 CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
 # The step whose tile configurations `make tune` chooses.
-TUNED_DIR := $(firstword $(wildcard steps/*_autotuned))
+TUNED_DIR := $(firstword $(filter %_autotuned,$(GPU_STEP_DIRS)))
 TUNED_STEP := $(call step_num,$(TUNED_DIR))
 
 .PHONY: all steps tests test check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
@@ -173,7 +175,7 @@ tune: $(GPU_STEP_OBJS)
 
 # ---------------------------------------------------------------- reading a step
 # STEP=07 names steps/07_*; the helpers below find its directory and the previous one.
-STEP_DIR = $(firstword $(wildcard steps/$(STEP)_*))
+STEP_DIR = $(firstword $(filter steps/$(STEP)_%,$(STEP_DIRS)))
 PREV_DIR = $(lastword $(filter-out $(STEP_DIR),$(foreach d,$(STEP_DIRS),$(if $(filter $(STEP_DIR),$(firstword $(sort $(d) $(STEP_DIR)))),,$(d)))))
 
 need-step:

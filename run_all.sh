@@ -82,6 +82,7 @@ echo "   gnuplot: $([ $HAVE_GNUPLOT = 1 ] && echo yes || echo "no (charts left o
 STEPS=""
 for d in steps/[0-9][0-9]_*/; do
     step=$(basename "$d")
+    [ -f "$d/kernel.cu" ] || [ -f "$d/kernel.c" ] || continue # not a step (no kernel source)
     [ -f "$d/kernel.cu" ] && [ "$RUN_GPU" -eq 0 ] && continue
     [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
     STEPS="$STEPS $step"

@@ -35,6 +35,7 @@ my ($gpu_data, $cpu_data, @files) = @ARGV;
 my %csv_cache;
 sub read_csv {
     my ($path) = @_;
+    local $/ = "\n"; # (the caller reads lessons whole)
     return $csv_cache{$path} if $csv_cache{$path};
     open(my $fh, '<', $path) or die "figures: cannot read $path\n";
     my $head = <$fh>;
@@ -55,9 +56,9 @@ sub read_csv {
 # The data directory of a step: GPU steps have a kernel.cu, CPU steps a kernel.c.
 sub data_dir {
     my ($n) = @_;
-    my @d = glob(sprintf("steps/%02d_*", $n));
-    die sprintf("figures: no step %02d\n", $n) unless @d;
-    return -f "$d[0]/kernel.cu" ? $gpu_data : $cpu_data;
+    return $gpu_data if glob(sprintf("steps/%02d_*/kernel.cu", $n));
+    return $cpu_data if glob(sprintf("steps/%02d_*/kernel.c", $n));
+    die sprintf("figures: no step %02d\n", $n);
 }
 
 sub threaded {

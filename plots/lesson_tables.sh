@@ -56,6 +56,7 @@ status=0 prev="" prev_kind=""
 for d in steps/[0-9][0-9]_*/; do
     d=${d%/}; s=$(basename "$d"); s=${s%%_*}
     kind=$(ls "$d"/kernel.c* 2>/dev/null | head -n 1); kind=${kind##*.}
+    [ -n "$kind" ] || continue # not a step (no kernel source)
     p=$prev; [ "$kind" = "$prev_kind" ] && [ "$prev" != 00 ] || p=""
     prev=$s; prev_kind=$kind
     lesson=$d/README.md

@@ -24,6 +24,7 @@ table() {
     for d in steps/[0-9][0-9]_*/; do
         d=${d%/}; step=$(basename "$d"); n=${step%%_*}; name=${step#*_}
         src=$(ls "$d"/kernel.c* 2>/dev/null | head -n 1)
+        [ -n "$src" ] || continue # not a step (no kernel source)
         idea=$(sed -n 's/^ *\.summary = "\(.*\)",$/\1/p' "$src" | head -n 1)
         H=4096 data=$DATA
         [ "${src##*.}" = c ] && H=2048 data=$CPU_DATA

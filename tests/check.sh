@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 . tests/shapes.sh
 STEP=${1:?usage: tests/check.sh NN}
-dir=$(ls -d steps/"$STEP"_* 2>/dev/null | head -n 1)
+src=$(ls steps/"$STEP"_*/kernel.c steps/"$STEP"_*/kernel.cu 2>/dev/null | head -n 1)
+dir=${src%/kernel.c*}
 [ -n "$dir" ] || { echo "make check: no step $STEP under steps/"; exit 2; }
 bin=build/step$STEP
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
@@ -24,7 +25,7 @@ fi
 
 section "step $STEP over the shape set"
 run_step "$bin" "$sizes" "$SMALL_SHAPES"
-[ -z "$CHECK_ARGS" ] && run_variants "$bin" "$(ls "$dir"/kernel.c*)" "$SMALL_SHAPES"
+[ -z "$CHECK_ARGS" ] && run_variants "$bin" "$src" "$SMALL_SHAPES"
 
 section "one timed shape: ${timed}^3"
 # shellcheck disable=SC2086

@@ -1,10 +1,10 @@
 # bank_reads.awk: the register-bank reads of the FFMAs in each kernel's main loop, from a SASS listing.
 #
-#   make sass STEP=12 | awk -f steps/12_autotuned/bank_reads.awk       (cuobjdump -sass)
-#   nvdisasm -c kernel.cubin | awk -f steps/12_autotuned/bank_reads.awk
+#   make sass STEP=13 | awk -f steps/13_register_banks/bank_reads.awk       (cuobjdump -sass)
+#   nvdisasm -c kernel.cubin | awk -f steps/13_register_banks/bank_reads.awk
 #
-# The model (lesson 12): the registers sit in two banks, even and odd numbers, and each bank delivers
-# one operand per cycle. An FFMA reads three source operands. The operand reuse cache keeps, for each
+# The model (lesson 13, measured on the H200 with build/bank_bench): the registers sit in two banks,
+# even and odd numbers, and each bank delivers one operand per cycle. An FFMA reads three source operands. The operand reuse cache keeps, for each
 # operand position and bank, the last register read there with .reuse; an operand found there is not
 # read from its bank, and any read in that position and bank replaces the entry. An FFMA that needs
 # n > 1 reads from one bank costs n - 1 cycles more ("extra"). Instructions other than FFMA are
@@ -12,7 +12,7 @@
 # the hardware's exact read policy is not published.
 #
 # The main loop is the backward branch whose range (from its target to itself) holds the most FFMA,
-# the shorter range on a tie (step 12's straight steady-state loop before its general loop).
+# the shorter range on a tie (the straight steady-state loop of steps 13-14 before their general loop).
 #
 # Output, one line per kernel: its name, the loop's instructions and FFMA, the modelled extra cycles,
 # and how many of the FFMA read all three operands from the banks.
