@@ -9,13 +9,19 @@
  * (every step from 05 on) then reads different banks instead of one bank.
  * The copy into shared memory now writes a column of Bs: one word of padding
  * per row keeps those 32 writes in 32 different banks.
+ *
+ * The padding of 1 suits this step, whose stores and loads of Bs are scalar, but
+ * it leaves the rows off 16-byte boundaries: row p starts at word 33p, byte 132p,
+ * aligned only when p % 4 == 0, so a float4 read of a row would be misaligned in
+ * three rows of four. That needs a row length that is a multiple of 4 floats:
+ * step 07, the first to read Bs with float4, pads by 4 (BS_LD = BN + VEC).
  */
 #include "gpu.h"
 #include "step.h"
 
 enum {
     TILE = 32, /* the block tile: TILE x TILE elements of C, and K in slices of TILE */
-    PAD = 1    /* one extra word per row of Bs: row p starts at bank (p * (TILE + PAD)) % 32 = p */
+    PAD = 1    /* one word per row of Bs: row p starts at bank 33p % 32 = p, 16-byte aligned if p % 4 == 0 */
 };
 static_assert(TILE * TILE <= 1024, "one thread per element of the C tile: at most 1024 threads per block");
 static_assert(TILE == 32, "a warp must be exactly one column of the tile (coalescing)");

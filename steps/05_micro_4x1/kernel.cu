@@ -6,7 +6,9 @@
  * each thread computes TM = 4 consecutive rows of one column of C. Per k it
  * reads one value of B from shared memory and reuses it for 4 products, so
  * shared-memory reads fall from 2 per FMA to 5 per 4 FMAs, and the four
- * independent sums keep the FMA pipes busier.
+ * independent sums keep the FMA pipes busier. Per k a warp issues one LDS.128
+ * of A (the compiler merges the 4 reads; 4 wavefronts, one per register it
+ * fills) and one LDS of B (1 wavefront): 5 wavefronts for 4 FFMA instructions.
  *
  *   thread t:  g = t % 8   -> rows 4g .. 4g+3 of the tile
  *              c = t / 8   -> column c of the tile

@@ -23,6 +23,11 @@ enum {
     VEC = 4,                           /* floats per 128-bit access */
     BS_LD = BN + VEC                   /* Bs row length: padded, and still a multiple of 4 for float4 */
 };
+/* Steps 04-06 padded each row of Bs by 1 word. Here the inner loop reads Bs[p][TN*h] as a float4 (LDS.128),
+ * which must be 16-byte aligned: with rows of BN + 1 = 65 words, row p starts at word 65p, aligned only when
+ * p % 4 == 0, and the read would fault (misaligned address). Padding by VEC = 4 words keeps every row
+ * aligned. The copy's 4 scalar stores per thread then meet 2-way in a bank (k-offsets 0 and 8: bank
+ * (4*(b_k + r) + b_col) % 32); rows of 65 words would conflict 2-way as well, rows of 64 4-way. */
 static_assert(TM == VEC && TN == VEC, "a thread's rows and its columns are one float4 each");
 static_assert((BM / VEC) * BK == THREADS && (BK / VEC) * BN == THREADS,
               "each thread copies exactly one float4 of each tile");
@@ -96,6 +101,8 @@ sgemm_micro_4x4(int M, int N, int K, float alpha, const float *A, int lda, const
 
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
+            /* Per warp: A's LDS.128 reads 16 distinct float4 (lanes l and l+1 differ: 4 wavefronts), B's reads
+             * 2 (lanes 0-15 one, 16-31 the other, so neighbours share: 2 wavefronts). Lesson 09 has the rule. */
             const float4 a4 = *(const float4 *)&As[p][TM * g]; /* A(rows, k0+p) */
             const float4 b4 = *(const float4 *)&Bs[p][TN * h]; /* B(k0+p, columns) */
             const float a[TM] = {a4.x, a4.y, a4.z, a4.w}, b[TN] = {b4.x, b4.y, b4.z, b4.w};

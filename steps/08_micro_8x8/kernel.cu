@@ -100,6 +100,8 @@ sgemm_micro_8x8(int M, int N, int K, float alpha, const float *A, int lda, const
 
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
+            /* Per warp: each As read covers 16 distinct float4 (lanes l and l+1 differ: 4 wavefronts), each
+             * Bs read 2 (neighbours share: 2 wavefronts): 12 per k for 64 FFMA instructions (lesson 09). */
             const float4 a_lo = *(const float4 *)&As[p][VEC * g];          /* A(rows 4g..4g+3, k0+p) */
             const float4 a_hi = *(const float4 *)&As[p][HALF_M + VEC * g]; /* A(rows 64+4g.., k0+p) */
             const float4 b_lo = *(const float4 *)&Bs[p][VEC * h];          /* B(k0+p, columns 4h..) */

@@ -5,10 +5,12 @@
  * Same block tile {128, 128, 8}, same 8x8 micro-tile per thread as step 08;
  * only the map from a thread to its micro-tile changes. In step 08 the 32
  * threads of a warp covered a 128 x 16 strip of C, so per k a warp read 128
- * values of A and 16 of B from shared memory. Here a warp covers a 32 x 64
- * tile (4 x 8 threads), and reads 32 values of A and 64 of B: shared-memory
- * traffic per FMA drops by a third, because the warp, the unit that issues
- * shared-memory requests, now owns a nearly square piece of C.
+ * distinct values of A and 16 of B from shared memory. Here a warp covers a
+ * 32 x 64 tile (4 x 8 threads) and reads 32 distinct values of A and 64 of B:
+ * a third fewer distinct words. It does not cut the shared-memory wavefronts:
+ * an LDS.128 costs 4, one per register it fills, or 2 when every lane reads
+ * the same address as lane l ^ 1 or l ^ 2 (lesson 09). Per k, the two reads
+ * of A cost 4 each and the two of B 2 each: 12, as in step 08.
  *
  *   warp w:    rows WM*(w % 4) .., columns WN*(w / 4) .. of the block tile
  *   lane l:    rows 4*(l % 4) and 16 + 4*(l % 4) of the warp tile,
@@ -111,7 +113,8 @@ sgemm_warp_tiling(int M, int N, int K, float alpha, const float *A, int lda, con
 
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
-            /* A warp reads 4 distinct float4 of As (each by 8 lanes) and 8 distinct float4 of Bs. */
+            /* A warp reads 4 distinct float4 of As (float4 lane % 4: lanes l and l ^ 1 differ, 4 wavefronts
+             * per read) and 8 distinct float4 of Bs (float4 lane / 4: lanes 4j .. 4j+3 share, 2 wavefronts). */
             const float4 a_lo = *(const float4 *)&As[p][row];           /* A(rows row.., k0+p) */
             const float4 a_hi = *(const float4 *)&As[p][row + HALF_WM]; /* A(rows row+16.., k0+p) */
             const float4 b_lo = *(const float4 *)&Bs[p][col];           /* B(k0+p, columns col..) */
