@@ -56,8 +56,9 @@ sub read_csv {
 # The data directory of a step: GPU steps have a kernel.cu, CPU steps a kernel.c.
 sub data_dir {
     my ($n) = @_;
-    return $gpu_data if glob(sprintf("steps/%02d_*/kernel.cu", $n));
-    return $cpu_data if glob(sprintf("steps/%02d_*/kernel.c", $n));
+    # (glob in list context: in scalar context it iterates, and a second lookup would find nothing)
+    return $gpu_data if my @gpu = glob(sprintf("steps/%02d_*/kernel.cu", $n));
+    return $cpu_data if my @cpu = glob(sprintf("steps/%02d_*/kernel.c", $n));
     die sprintf("figures: no step %02d\n", $n);
 }
 
