@@ -149,7 +149,7 @@ $(BUILD)/test_reference: $(OBJ)/tests/test_reference.o $(HOST_OBJ) $(OBJ)/common
 # On a fresh machine it first installs what is missing (as root) or says what to install.
 test:
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@tests/run.sh
 
 # One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
@@ -163,7 +163,7 @@ check: need-step
 # compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.
 sanitize:
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@tests/sanitize.sh
 
 # The autotuned step's tuner (needs a GPU): every candidate of its space built, verified and timed;
