@@ -24,6 +24,7 @@
 #   pf STEP SHAPE     the step's rate as a fraction of the GPU's FMA peak, two decimals
 #   cpeak1 / cpeakall the CPU's measured FP64 FMA peak, one core / all cores (cpu_peak.csv), GFLOP/s
 #   cpf STEP SHAPE    a CPU step's rate as a fraction of its ceiling (one core, or all for threaded steps)
+#   runtime gpu|cpu   the time run_all.sh spent on the steps of that data (meta.txt's seconds_NN), "2 min 32 s"
 use strict;
 use warnings;
 
@@ -124,6 +125,15 @@ sub evaluate {
     if ($f eq 'cpf') {
         my $col = threaded($a[0]) ? 'fp64_gflops_all' : 'fp64_gflops_1';
         return sprintf("%.2f", row(@a)->{gflops} / peak_field("$cpu_data/cpu_peak.csv", $col));
+    }
+    if ($f eq 'runtime') {
+        my $meta = ($a[0] eq 'gpu' ? $gpu_data : $cpu_data) . '/meta.txt';
+        open(my $fh, '<', $meta) or die "figures: cannot read $meta\n";
+        local $/ = "\n";
+        my $sum = 0;
+        while (<$fh>) { $sum += $1 if /^seconds_\d+=(\d+)$/; }
+        close $fh;
+        return sprintf("%d min %02d s", int($sum / 60), $sum % 60);
     }
     die "figures: unknown function '$f' in <!--=$expr-->\n";
 }
