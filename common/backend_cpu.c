@@ -35,6 +35,7 @@ static struct {
     const double *A, *B, *C0; /* main()'s host arrays */
     double *C;                /* the step's output buffer, ldc x n */
     int threads;              /* threads of the step, and so of the baseline */
+    int settled;              /* 1 once OpenBLAS's workers, started with the library, have gone to sleep */
 } h;
 
 /* The CPU's model name from /proc/cpuinfo, or "CPU" where there is none. */
@@ -180,6 +181,11 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
 void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
                   double *ms)
 {
+    /* OpenBLAS starts its workers when the library loads, and they spin like after a call: before the
+     * first timing of the process, let them sleep (once; later calls settle after themselves). */
+    if (!h.settled && openblas_get_num_threads() > 1)
+        nanosleep(&OPENBLAS_SETTLE, NULL);
+    h.settled = 1;
     int saved = openblas_get_num_threads();
     if (what == RUN_BASELINE)
         openblas_set_num_threads(h.threads);

@@ -19,7 +19,8 @@ extern "C" {
 /**
  * GFLOP/s of independent FP64 FMAs in the widest vector instruction set this CPU has
  * (cpu_best_isa()), on @p threads OpenMP threads at once (2 flops per FMA): the best of
- * @p trials runs of about a millisecond each, after one warm-up run.
+ * @p trials runs (about a millisecond each on one thread, eight on several, so that starting the threads
+ * is a small part of a run), after one warm-up run.
  */
 double cpu_fma_peak_gflops(int threads, int trials);
 
