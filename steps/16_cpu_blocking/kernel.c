@@ -2,10 +2,10 @@
  * @file
  * @brief Step 16: cache blocking, with block sizes derived from the cache sizes.
  *
- * Step 15's jpi loop sweeps all of A for every column of C: at n = 4096 that is
- * 128 MiB per column, streamed from DRAM 4096 times. Here the loops are cut
- * into blocks so that each piece of data is reused while it is still in a
- * cache:
+ * Step 15's jpi loop sweeps all of A for every column of C: at n = 2048 that is
+ * 32 MiB per column, 2048 times, from L3 (from DRAM where L3 is smaller). Here
+ * the loops are cut into blocks so that each piece of data is reused while it
+ * is still in a cache:
  *
  *   for jc (NC columns of B and C)           the KC x NC block of B: L3
  *     for pc (KC of the K dimension)
@@ -32,7 +32,7 @@ static int MC, KC, NC;
 
 /** Block sizes from the caches: A's MC x KC block square, in a quarter of L2 (the rest holds
  *  the columns of B and C passing through), B's KC x NC block in half of L3. Measured on the
- *  development machine: a quarter of L2 beats a half (see the lesson). */
+ *  development VM: a quarter of L2 a little faster than a half, within the noise (see the lesson). */
 static void choose_blocks(void)
 {
     struct cpu_caches c = cpu_cache_sizes();

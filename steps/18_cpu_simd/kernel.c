@@ -17,6 +17,9 @@
  * the 32 zmm (12 of the 16 ymm), the rest hold A's column and B's broadcast.
  * The operands still come straight from A and B: A(ir.., p) is MR contiguous
  * doubles (unaligned loads), B(p, jr + j) one double per column, ldb apart.
+ * When lda or ldb is a multiple of 512 doubles (4 KiB), the pieces of
+ * successive k share cache sets: the lesson measures what that costs, and
+ * step 19 packs the operands.
  * Edge tiles take step 17's bounded loop. The blocking around it is step 17's.
  */
 #include <math.h>
@@ -73,7 +76,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-/** The plain-C micro-kernel, MR = NR = 4 (step 17's): 16 sums the compiler keeps in registers. */
+/** The plain-C micro-kernel, MR = NR = 4 (step 17's): 16 sums, some of them spilled to the stack in SSE2. */
 static void kernel_c_4x4(int kc, double alpha, const double *A, int lda, const double *B, int ldb, double *C,
                          int ldc)
 {
