@@ -163,6 +163,7 @@ for dir in $DATADIRS; do
         echo "command=./run_all.sh $ORIG_ARGS"
         echo "kind=$KIND"
         [ $kind = cpu ] && echo "openblas_coretype=${OPENBLAS_CORETYPE:-unset}"
+        [ $kind = cpu ] && echo "transparent_hugepages=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
     } >"$dir/meta.txt"
 done
 prev_seconds() { echo "${PREV_SECONDS[$1]:-}"; } # STEP_NUMBER: empty if unknown

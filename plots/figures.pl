@@ -10,6 +10,7 @@
 # steps) or CPU_DATA (CPU steps); STEP@FILE reads FILE (relative to that directory) instead.
 #
 #   g STEP SHAPE      the step's GFLOP/s                      "46 234"
+#   g1 STEP SHAPE     the step's GFLOP/s, one decimal (slow CPU steps)  "6.4"
 #   t STEP SHAPE      the step's TFLOP/s, one decimal         "46.2"
 #   b STEP SHAPE      the baseline's GFLOP/s in that run       "51 217"
 #   bt STEP SHAPE     the baseline's TFLOP/s                   "51.2"
@@ -102,6 +103,7 @@ sub evaluate {
     my ($expr) = @_;
     my ($f, @a) = split ' ', $expr;
     if ($f eq 'g')  { return thousands(row(@a)->{gflops}); }
+    if ($f eq 'g1') { return sprintf("%.1f", row(@a)->{gflops}); }
     if ($f eq 't')  { return sprintf("%.1f", row(@a)->{gflops} / 1000); }
     if ($f eq 'b')  { return thousands(row(@a)->{baseline_gflops}); }
     if ($f eq 'bt') { return sprintf("%.1f", row(@a)->{baseline_gflops} / 1000); }

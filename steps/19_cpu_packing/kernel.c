@@ -84,7 +84,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-/** The plain-C micro-kernel, MR = NR = 4 (step 17's): 16 sums the compiler keeps in registers. */
+/** The plain-C micro-kernel, MR = NR = 4 (step 17's): 16 sums; the compiler decides how many stay in registers (lesson 17). */
 static void kernel_c_4x4(int kc, double alpha, const double *a, const double *b, double *C, int ldc)
 {
     enum { MR = 4, NR = 4 };
