@@ -92,6 +92,22 @@ for step in $(cpu_steps); do
     fi
 done
 
+# The baseline says what ran: its kernels and threads in every row, and a warning when OPENBLAS_CORETYPE
+# forces the kernels (Prescott: SSE3, which every x86-64 OpenBLAS can run).
+for step in $(cpu_steps); do
+    bin=$(step_bin "$step")
+    OPENBLAS_CORETYPE=Prescott "$bin" -m 8 --reps 1 --warmup 0 --quiet --csv "$TMP_CLI/core.csv" 2>"$TMP_CLI/err"; rc=$?
+    if [ "$rc" -eq 0 ] && grep -q "warning: OPENBLAS_CORETYPE=Prescott is set" "$TMP_CLI/err" &&
+       tail -n 1 "$TMP_CLI/core.csv" | grep -q ",OpenBLAS [^,]* kernels (forced by OPENBLAS_CORETYPE) 1 thread" ||
+       { [ "$rc" -eq 0 ] && tail -n 1 "$TMP_CLI/core.csv" | grep -q "(forced by OPENBLAS_CORETYPE) [0-9]* threads"; }; then
+        pass "$bin names the baseline's forced kernels in its CSV row and warns"
+    else
+        fail "$bin with OPENBLAS_CORETYPE set: exit $rc, $(head -n 1 "$TMP_CLI/err"), row: $(tail -n 1 "$TMP_CLI/core.csv" 2>/dev/null | cut -d, -f15)"
+    fi
+    rm -f "$TMP_CLI/core.csv"
+    break # (one CPU step shows it: the baseline is the harness's, the same for every step)
+done
+
 # OpenMP that cannot create its threads (an impossible stack size) ends the run from inside the
 # library with exit(1), the code of a failed verification: the harness turns it into exit 3.
 for step in $(cpu_steps); do
