@@ -50,6 +50,9 @@ typedef enum { RUN_STEP, RUN_BASELINE } run_kind;
  */
 void backend_init(const struct step *st, struct backend_info *info);
 
+/** Measure the device's ceiling (@p info->ceiling_gflops) again, with more runs than at start-up. */
+void backend_measure_ceiling(const struct step *st, struct backend_info *info);
+
 /** Bytes the backend will allocate for @p p, on the host (beyond main's) and on the device. */
 void backend_memory(const struct step *st, const struct problem *p, int check,
                     double *host_bytes, double *device_bytes);
