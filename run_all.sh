@@ -11,7 +11,8 @@ Builds every step, runs each one this machine can run over its default sweep (ve
 against cuBLAS or OpenBLAS in the same run), writes one CSV per step and draws the charts.
 
   --steps LIST  only these steps: numbers, ranges and lists, e.g. 02-08 or 00,05,12-13
-  --quick       a small sweep (128, 256, 512; 3 repetitions): a smoke run
+  --quick       a small sweep (128, 256, 512; 3 repetitions): a smoke run, written under build/quick
+                unless --out says where (it never replaces the full data in plots/)
   --resume      skip the steps an earlier, interrupted run of the same kind completed
   --out DIR     write data to DIR/data/<machine> and charts to DIR/charts/<machine>
                 (default: plots, so plots/data/<machine>/stepNN.csv)
@@ -58,6 +59,8 @@ in_list() {
     return 1
 }
 [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG" >/dev/null || true # validates the list early
+OUT_GIVEN=0; [[ " $ORIG_ARGS " == *" --out "* ]] && OUT_GIVEN=1
+[ "$QUICK" -eq 1 ] && [ "$OUT_GIVEN" -eq 0 ] && OUTDIR=build/quick # a smoke run's 3 rows never replace full data
 
 T0=$(date +%s)
 elapsed() { local s=$(( $(date +%s) - T0 )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
@@ -106,10 +109,19 @@ done
 # One run at a time per output directory.
 RUNDIR=build/run_all/$(printf '%s' "$(cd "$(dirname "$OUTDIR")" 2>/dev/null && pwd)/$(basename "$OUTDIR")" | cksum | cut -d' ' -f1)
 mkdir -p "$RUNDIR"
-exec 9>"$RUNDIR/lock"
-if ! flock -n 9; then
-    echo "run_all.sh: error: another run_all.sh is writing to $OUTDIR/data (pid $(cat "$RUNDIR/pid" 2>/dev/null || echo ?)); wait for it, or use --out DIR"
-    exit 2
+# flock where there is one (util-linux); else a lock directory, which mkdir creates atomically.
+busy() { echo "run_all.sh: error: another run_all.sh is writing to $OUTDIR/data (pid $(cat "$RUNDIR/pid" 2>/dev/null || echo ?)); wait for it, or use --out DIR"; exit 2; }
+LOCKDIR=""
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$RUNDIR/lock"
+    flock -n 9 || busy
+else
+    if ! mkdir "$RUNDIR/lock.d" 2>/dev/null; then
+        kill -0 "$(cat "$RUNDIR/pid" 2>/dev/null)" 2>/dev/null && busy
+        rm -rf "$RUNDIR/lock.d"; mkdir "$RUNDIR/lock.d" || busy # the holder is gone: a stale lock
+    fi
+    LOCKDIR=$RUNDIR/lock.d
+    trap 'rm -rf "$LOCKDIR"' EXIT
 fi
 echo $$ >"$RUNDIR/pid"
 
@@ -129,6 +141,8 @@ make --no-print-directory -j"$(nproc)" all >"$RUNDIR/build.log" 2>&1 ||
     { tail -n 30 "$RUNDIR/build.log"; echo "run_all.sh: the build failed ($RUNDIR/build.log)"; exit 1; }
 for dir in $DATADIRS; do mkdir -p "$dir"; done
 
+step_kind() { [ -f "steps/$1/kernel.cu" ] && echo gpu || echo cpu; }
+
 # --resume: the state file names the kind of run and the steps it completed.
 KIND="quick=$QUICK"
 STATE=$RUNDIR/state
@@ -138,22 +152,39 @@ else
     echo "$KIND" >"$STATE"
 fi
 
+STATUS=0
+# run_tracked OUT COMMAND...: a program that writes OUT.tmp, run in the background so that a signal
+# reaches the trap at once (which kills it and removes OUT.tmp); OUT.tmp is renamed OUT if it succeeds.
+run_tracked() {
+    local out=$1; shift
+    CURRENT_TMP=$out.tmp
+    rm -f "$CURRENT_TMP"
+    "$@" --csv "$CURRENT_TMP" >/dev/null &
+    CURRENT_PID=$!
+    wait "$CURRENT_PID"; local rc=$?
+    CURRENT_PID=""
+    if [ "$rc" -eq 0 ]; then mv "$CURRENT_TMP" "$out"; else rm -f "$CURRENT_TMP"; fi
+    CURRENT_TMP=""
+    return $rc
+}
 if [ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
-    d=$OUTDIR/data/$(gpu_machine)
-    build/peak --csv "$d/peak.csv.tmp" >/dev/null && mv "$d/peak.csv.tmp" "$d/peak.csv"
+    run_tracked "$OUTDIR/data/$(gpu_machine)/peak.csv" build/peak || { echo "   build/peak failed"; STATUS=1; }
 fi
 if [ -n "$(for s in $STEPS; do [ -f "steps/$s/kernel.c" ] && echo x; done)" ]; then
-    d=$OUTDIR/data/$(cpu_machine)
-    build/cpu_peak --csv "$d/cpu_peak.csv.tmp" >/dev/null && mv "$d/cpu_peak.csv.tmp" "$d/cpu_peak.csv"
+    run_tracked "$OUTDIR/data/$(cpu_machine)/cpu_peak.csv" build/cpu_peak || { echo "   build/cpu_peak failed"; STATUS=1; }
 fi
 
 # Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind
-# on this machine estimates the time left from those, scaled by how fast it is going so far.
+# on this machine estimates the time left from those, scaled by how fast it is going so far. A run of
+# some steps keeps the other steps' times (their CSVs are still there) and says which it ran.
 declare -A PREV_SECONDS=()
 for dir in $DATADIRS; do
     [ "$(sed -n 's/^kind=//p' "$dir/meta.txt" 2>/dev/null)" = "$KIND" ] || continue
     while IFS='=' read -r key value; do PREV_SECONDS[${key#seconds_}]=$value; done < <(grep '^seconds_' "$dir/meta.txt")
 done
+KEPT_SECONDS=$(for n in "${!PREV_SECONDS[@]}"; do
+    in_run=0; for s in $STEPS; do [ "${s%%_*}" = "$n" ] && in_run=1; done
+    [ "$in_run" -eq 0 ] && echo "seconds_$n=${PREV_SECONDS[$n]}"; done | sort)
 for dir in $DATADIRS; do
     kind=cpu; [ "$dir" = "$OUTDIR/data/$(gpu_machine 2>/dev/null)" ] && [ "$RUN_GPU" -eq 1 ] && kind=gpu
     {
@@ -162,8 +193,13 @@ for dir in $DATADIRS; do
         echo "machine=$(machine_fingerprint "$kind")"
         echo "command=./run_all.sh $ORIG_ARGS"
         echo "kind=$KIND"
+        echo "steps_of_this_run=$(for s in $STEPS; do [ "$(step_kind "$s")" = $kind ] && printf '%s ' "${s%%_*}"; done)"
         [ $kind = cpu ] && echo "openblas_coretype=${OPENBLAS_CORETYPE:-unset}"
         [ $kind = cpu ] && echo "transparent_hugepages=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+        for line in $KEPT_SECONDS; do # the other steps of this data, from the earlier run
+            n=${line#seconds_}; n=${n%%=*}
+            [ -f "$dir/step$n.csv" ] && echo "$line"
+        done
     } >"$dir/meta.txt"
 done
 prev_seconds() { echo "${PREV_SECONDS[$1]:-}"; } # STEP_NUMBER: empty if unknown
@@ -173,7 +209,6 @@ prev_seconds() { echo "${PREV_SECONDS[$1]:-}"; } # STEP_NUMBER: empty if unknown
 # another counts the mean of this run's steps of the same kind (cpu, gpu) so far, else of all.
 NOW_S=0 THEN_S=0                                # this run's and the record's seconds, steps in both
 declare -A KIND_S=([cpu]=0 [gpu]=0) KIND_N=([cpu]=0 [gpu]=0)
-step_kind() { [ -f "steps/$1/kernel.cu" ] && echo gpu || echo cpu; }
 took() { # STEP SECONDS
     local p; p=$(prev_seconds "${1%%_*}")
     [ -n "$p" ] && [ "$p" -gt 0 ] && NOW_S=$((NOW_S + $2)) THEN_S=$((THEN_S + p))
@@ -202,7 +237,8 @@ rows_wanted() {
     if [ "$QUICK" -eq 1 ]; then echo 3; return; fi
     "$1" --help | sed -n "s/^This step's default sweep: //p" | tr ',' '\n' | grep -c .
 }
-STATUS=0 DONE=0
+DONE=0
+declare -A RESULT=() # what happened to each step in this run, for the summary
 for step in $STEPS; do
     n=${step%%_*}
     bin=build/step$n
@@ -212,6 +248,7 @@ for step in $STEPS; do
     if grep -qx "$step" "$STATE" && [ -f "$csv" ]; then
         echo "== [$DONE/$NSTEPS] $step: done in an earlier run (--resume)"
         p=$(prev_seconds "$n"); [ -n "$p" ] && echo "seconds_$n=$p" >>"$dir/meta.txt"
+        RESULT[$step]=done
         continue
     fi
     eta=$(eta_left "$DONE")
@@ -230,12 +267,13 @@ for step in $STEPS; do
     want=$(rows_wanted "$bin")
     got=$([ -f "$CURRENT_TMP" ] && tail -n +2 "$CURRENT_TMP" | grep -c . || echo 0)
     if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && [ "$got" -eq "$want" ]; then
-        mv "$CURRENT_TMP" "$csv"; echo "$step" >>"$STATE"
+        mv "$CURRENT_TMP" "$csv"; echo "$step" >>"$STATE"; RESULT[$step]=done
         [ "$rc" -eq 1 ] && { echo "   $step: a verification FAILED (its rows say which)"; STATUS=1; }
     elif [ "$rc" -eq 4 ]; then
-        rm -f "$CURRENT_TMP"; echo "   $step: this hardware cannot run it (exit 4): left out"
+        rm -f "$CURRENT_TMP"; echo "   $step: this hardware cannot run it (exit 4): left out"; RESULT[$step]="left out (exit 4)"
     else
         rm -f "$CURRENT_TMP"; echo "   $step: did not complete (exit $rc, $got of $want rows): its data is not kept"; STATUS=1
+        RESULT[$step]="did not complete (exit $rc)"
     fi
     CURRENT_TMP=""
 done
@@ -247,7 +285,9 @@ prev_g=""
 for step in $STEPS; do
     n=${step%%_*}
     csv=$(data_of "$step")/step$n.csv
-    if [ ! -f "$csv" ]; then printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "not run"; prev_g=""; continue; fi
+    if [ "${RESULT[$step]:-not run}" != done ]; then # (an older CSV may be there: it is not this run's)
+        printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "${RESULT[$step]:-not run}"; prev_g=""; continue
+    fi
     H=4096; [ -f "steps/$step/kernel.c" ] && H=2048
     read -r size g r fails <<<"$(awk -F, -v H="$H" 'NR > 1 { if ($14 != "PASS") f++
         if ($5 == $6 && $6 == $7) { last = $5 " " $10 " " $12; if ($5 == H) hit = last } }
