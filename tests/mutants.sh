@@ -29,13 +29,14 @@ build_mutant() {
 }
 
 # expect_caught NAME STEP_DIR WHAT: the mutant through make test's own procedure for a step (run_step
-# and run_variants) on the small shapes; at least one check must fail. The counters are restored after.
+# and run_variants) on the small shapes; the verifier must mark at least one row FAIL (a crash or a
+# refusal does not count as caught). The counters are restored after.
 expect_caught() {
-    local name=$1 dir=$2 what=$3 p0=$PASSED f0=$FAILED failures0=$FAILURES caught
+    local name=$1 dir=$2 what=$3 p0=$PASSED f0=$FAILED r0=$FAIL_ROWS failures0=$FAILURES caught total
     run_step "$MUT/$name" "$SMALL_SHAPES" "$SMALL_SHAPES" >/dev/null
     run_variants "$MUT/$name" "steps/$dir/kernel.c" "$SMALL_SHAPES" >/dev/null
-    caught=$((FAILED - f0)) total=$((PASSED - p0 + FAILED - f0))
-    PASSED=$p0 FAILED=$f0 FAILURES=$failures0
+    caught=$((FAIL_ROWS - r0)) total=$((PASSED - p0 + FAILED - f0))
+    PASSED=$p0 FAILED=$f0 FAIL_ROWS=$r0 FAILURES=$failures0
     if [ "$caught" -gt 0 ]; then pass "$what: caught ($caught of $total checks fail)"
     else fail "$what: NOT caught (all $total checks pass)"; fi
 }

@@ -1,6 +1,9 @@
 # The shape set and the functions that run a step over it (sourced by tests/steps.sh, tests/check.sh
 # and tests/mutants.sh). Each shape of each run is one check; a run that dies counts its missing shapes
 # as failures. With DRY set to a reason, nothing runs: the checks are counted as not run for it.
+# FAIL_ROWS counts only the rows the verifier itself marked FAIL (tests/mutants.sh: a mutant must be
+# caught by the check of its answer, not by a crash or a refusal).
+FAIL_ROWS=${FAIL_ROWS:-0}
 
 # Odd and tiny shapes, K below any tile, a one-column 255x1x513, and big ones.
 SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
@@ -32,6 +35,7 @@ run_shape_set() {
         while IFS=, read -r _ _ _ _ m n k _ _ _ _ _ err status _; do
             rows=$((rows + 1))
             local label="$bin ${m}x${n}x${k} alpha $alpha beta $beta${*:+ $*} (rel_err $err)"
+            [ "$status" = FAIL ] && FAIL_ROWS=$((FAIL_ROWS + 1))
             [ "$status" = PASS ] && pass "$label" || fail "$label: $status"
         done < <(tail -n +2 "$csv")
     fi
@@ -68,11 +72,13 @@ step_settings() {
 
 # run_variants BIN SOURCE SHAPES: the step's other code paths on SHAPES, tight and padded, at every
 # (alpha, beta): each documented setting at each value but its default (read from --help); every
-# instruction set but the default, if a 1x1x1 run shows this CPU has it; small odd blocks where the
-# step takes block sizes. Without the binary (DRY), only counted.
+# instruction set but the default, if a 1x1x1 run shows this CPU has it (with the small odd blocks too,
+# where the step takes block sizes: the other micro-kernel has its own edges); small odd blocks where
+# the step takes block sizes. Without the binary (DRY), only counted.
 run_variants() {
-    local bin=$1 src=$2 shapes=$3 defaults="" name values v args ab rc
+    local bin=$1 src=$2 shapes=$3 defaults="" name values v args ab rc blocks=""
     [ -z "${DRY:-}" ] && defaults=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
+    step_settings "$src" | grep -q '^mc *$' && blocks=$FORCED_BLOCKS
     while read -r name values; do
         [ -n "$name" ] || continue
         if [ -z "$values" ]; then
@@ -92,7 +98,9 @@ run_variants() {
             if [ -z "${DRY:-}" ] && [ "$name" = isa ]; then # a real 1x1x1 run says whether this CPU can
                 "$bin" -m 1 --reps 1 --warmup 0 --quiet $args >/dev/null 2>&1; rc=$?
                 if [ "$rc" -eq 4 ]; then
-                    not_run $(( $(shape_count "$shapes") * 2 * $(wc -w <<<"$SCALARS") )) "this CPU cannot run $name=$v"
+                    local runs=2 # tight and padded, and the forced blocks where the step has them
+                    [ -n "$blocks" ] && runs=3
+                    not_run $(( $(shape_count "$shapes") * runs * $(wc -w <<<"$SCALARS") )) "this CPU cannot run $name=$v"
                     continue
                 elif [ "$rc" -ne 0 ]; then fail "$bin $args -m 1: exit $rc (want 0, or 4 where the CPU lacks it)"; continue; fi
             fi
@@ -101,6 +109,10 @@ run_variants() {
                 run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args
                 # shellcheck disable=SC2086
                 run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $PADDING
+                if [ "$name" = isa ] && [ -n "$blocks" ]; then
+                    # shellcheck disable=SC2086
+                    run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $blocks $PADDING
+                fi
             done
         done
     done < <(step_settings "$src")
