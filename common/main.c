@@ -56,20 +56,41 @@ static void usage_error(const char *msg)
     error_exit(EXIT_USAGE);
 }
 
+/* The number of "KEY: N kB" in a /proc file such as /proc/meminfo, or -1 where there is none. */
+static long long proc_kib(const char *path, const char *key)
+{
+    long long kib = -1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    char line[128], format[64];
+    snprintf(format, sizeof format, "%s: %%lld kB", key);
+    while (fgets(line, sizeof line, f) != NULL && sscanf(line, format, &kib) != 1)
+        ;
+    fclose(f);
+    return kib;
+}
+
+/* One number from a file such as /sys/fs/cgroup/memory.max, or -1 where there is none ("max"). */
+static long long file_number(const char *path)
+{
+    long long v = -1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    if (fscanf(f, "%lld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
 /* Host memory a new allocation can have: MemAvailable (else the physical size), no more than a
- * container's memory limit leaves, and no more than the address-space limit (ulimit -v) leaves beside
- * what the process has mapped already (VmSize). */
+ * container's memory limit leaves (cgroup v2), and no more than the address-space limit (ulimit -v)
+ * leaves beside what the process has mapped already (VmSize). */
 static double host_memory_bytes(void)
 {
     double avail = INFINITY;
-    long long kib = -1;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f != NULL) {
-        char line[128];
-        while (fgets(line, sizeof line, f) != NULL && sscanf(line, "MemAvailable: %lld kB", &kib) != 1)
-            ;
-        fclose(f);
-    }
+    const long long kib = proc_kib("/proc/meminfo", "MemAvailable");
     if (kib >= 0) {
         avail = 1024.0 * (double)kib;
     } else {
@@ -77,28 +98,14 @@ static double host_memory_bytes(void)
         if (pages > 0 && size > 0)
             avail = (double)pages * (double)size;
     }
-    /* A container's memory limit (cgroup v2): what is left of memory.max. */
-    long long max = -1, used = -1;
-    if ((f = fopen("/sys/fs/cgroup/memory.max", "r")) != NULL) {
-        if (fscanf(f, "%lld", &max) != 1)
-            max = -1; /* "max": no limit */
-        fclose(f);
-    }
-    if (max > 0 && (f = fopen("/sys/fs/cgroup/memory.current", "r")) != NULL) {
-        if (fscanf(f, "%lld", &used) == 1)
-            avail = fmin(avail, (double)(max - used > 0 ? max - used : 0));
-        fclose(f);
-    }
+    const long long max = file_number("/sys/fs/cgroup/memory.max");
+    const long long used = max > 0 ? file_number("/sys/fs/cgroup/memory.current") : -1;
+    if (used >= 0)
+        avail = fmin(avail, (double)(max - used > 0 ? max - used : 0));
     struct rlimit as;
     if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-        long long mapped = 0;
-        if ((f = fopen("/proc/self/status", "r")) != NULL) {
-            char line[128];
-            while (fgets(line, sizeof line, f) != NULL && sscanf(line, "VmSize: %lld kB", &mapped) != 1)
-                ;
-            fclose(f);
-        }
-        const double room = (double)as.rlim_cur - 1024.0 * (double)mapped;
+        const long long mapped = proc_kib("/proc/self/status", "VmSize");
+        const double room = (double)as.rlim_cur - 1024.0 * (double)(mapped > 0 ? mapped : 0);
         avail = fmin(avail, room > 0 ? room : 0.0);
     }
     return avail;
@@ -263,6 +270,12 @@ static void timing_plan(const struct options *opt, double one_run_ms, int *reps,
     }
 }
 
+/* Is a rate beyond what the device can do (the slack covers the ceiling's own measurement)? */
+static int above_ceiling(const struct backend_info *info, double gflops)
+{
+    return info->ceiling_gflops > 0.0 && gflops > CEILING_SLACK * info->ceiling_gflops;
+}
+
 /* One shape: fill, check, time, check again. Returns 1 if it verified (or was not checked) and its rate
  * is possible. */
 static int run_shape(const struct step *st, struct backend_info *info, const struct options *opt,
@@ -335,12 +348,14 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
                        "the same on every call)", &after);
     /* Above the ceiling: measure the ceiling again (clocks that were still ramping up when it was first
      * measured would make it low), and fail only if the row is above that too. */
-    if (info->ceiling_gflops > 0.0 && row->gflops > CEILING_SLACK * info->ceiling_gflops)
+    if (above_ceiling(info, row->gflops)) {
         backend_measure_ceiling(st, info);
-    if (info->ceiling_gflops > 0.0 && row->gflops > CEILING_SLACK * info->ceiling_gflops) {
-        fprintf(stderr, "%s: FAIL at %dx%dx%d: %.0f GFLOP/s is above %s (%.0f GFLOP/s): the timed runs cannot "
-                "have done the work\n", prog, p->m, p->n, p->k, row->gflops, info->ceiling, info->ceiling_gflops);
-        ok = 0;
+        if (above_ceiling(info, row->gflops)) {
+            fprintf(stderr, "%s: FAIL at %dx%dx%d: %.0f GFLOP/s is above %s (%.0f GFLOP/s): the timed runs "
+                    "cannot have done the work\n", prog, p->m, p->n, p->k, row->gflops, info->ceiling,
+                    info->ceiling_gflops);
+            ok = 0;
+        }
     }
     row->status = !ok ? "FAIL" : (opt->check ? "PASS" : "UNCHECKED");
     return ok;
