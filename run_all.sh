@@ -85,19 +85,26 @@ echo "   gnuplot: $([ $HAVE_GNUPLOT = 1 ] && echo yes || echo "no (charts left o
 STEPS=""
 for d in steps/[0-9][0-9]_*/; do
     step=$(basename "$d")
-    [ -f "$d/kernel.cu" ] || [ -f "$d/kernel.c" ] || continue # not a step (no kernel source)
-    [ -f "$d/kernel.cu" ] && [ "$RUN_GPU" -eq 0 ] && continue
+    kind=$(step_kind "$step")
+    [ -n "$kind" ] || continue # not a step (no kernel source)
+    [ "$kind" = gpu ] && [ "$RUN_GPU" -eq 0 ] && continue
     [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
     STEPS="$STEPS $step"
 done
 NSTEPS=$(echo $STEPS | wc -w)
-data_of() { [ -f "steps/$1/kernel.cu" ] && echo "$OUTDIR/data/$(gpu_machine)" || echo "$OUTDIR/data/$(cpu_machine)"; }
+data_of() { [ "$(step_kind "$1")" = gpu ] && echo "$OUTDIR/data/$(gpu_machine)" || echo "$OUTDIR/data/$(cpu_machine)"; }
+# The GPU's and the CPU's peaks are measured with the first step of their kind that runs: step 00 (the
+# GPU's data directory then exists even for a run of step 00 alone) and any CPU step.
+GPU_PEAK=0; [ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; } && GPU_PEAK=1
+CPU_PEAK=0; for s in $STEPS; do [ "$(step_kind "$s")" = cpu ] && CPU_PEAK=1; done
 DATADIRS=$(for s in $STEPS; do data_of "$s"; done | sort -u)
-[ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; } && DATADIRS=$(printf '%s\n%s\n' "$DATADIRS" "$OUTDIR/data/$(gpu_machine)" | sort -u)
+[ "$GPU_PEAK" -eq 1 ] && DATADIRS=$(printf '%s\n%s\n' "$DATADIRS" "$OUTDIR/data/$(gpu_machine)" | sort -u)
+# dir_kind DIR: gpu for the GPU's data directory of this run, else cpu.
+dir_kind() { [ "$RUN_GPU" -eq 1 ] && [ "$1" = "$OUTDIR/data/$(gpu_machine)" ] && echo gpu || echo cpu; }
 
 # Another machine's data is never overwritten: each directory's meta.txt names its machine.
 for dir in $DATADIRS; do
-    kind=cpu; [[ "$dir" == */"$(gpu_machine 2>/dev/null)" && "$RUN_GPU" -eq 1 ]] && kind=gpu
+    kind=$(dir_kind "$dir")
     theirs=$(sed -n 's/^machine=//p' "$dir/meta.txt" 2>/dev/null)
     ours=$(machine_fingerprint "$kind")
     if [ -n "$theirs" ] && [ "$theirs" != "$ours" ]; then
@@ -141,8 +148,6 @@ make --no-print-directory -j"$(nproc)" all >"$RUNDIR/build.log" 2>&1 ||
     { tail -n 30 "$RUNDIR/build.log"; echo "run_all.sh: the build failed ($RUNDIR/build.log)"; exit 1; }
 for dir in $DATADIRS; do mkdir -p "$dir"; done
 
-step_kind() { [ -f "steps/$1/kernel.cu" ] && echo gpu || echo cpu; }
-
 # --resume: the state file names the kind of run and the steps it completed.
 KIND="quick=$QUICK"
 STATE=$RUNDIR/state
@@ -153,26 +158,25 @@ else
 fi
 
 STATUS=0
-# run_tracked OUT COMMAND...: a program that writes OUT.tmp, run in the background so that a signal
-# reaches the trap at once (which kills it and removes OUT.tmp); OUT.tmp is renamed OUT if it succeeds.
-run_tracked() {
-    local out=$1; shift
-    CURRENT_TMP=$out.tmp
+# run_bg TMP COMMAND...: COMMAND, which writes TMP, in the background, so that a signal reaches the trap
+# at once (it kills COMMAND and removes TMP). Returns COMMAND's exit status; TMP is left to the caller.
+run_bg() {
+    CURRENT_TMP=$1; shift
     rm -f "$CURRENT_TMP"
-    "$@" --csv "$CURRENT_TMP" >/dev/null &
+    "$@" &
     CURRENT_PID=$!
     wait "$CURRENT_PID"; local rc=$?
     CURRENT_PID=""
-    if [ "$rc" -eq 0 ]; then mv "$CURRENT_TMP" "$out"; else rm -f "$CURRENT_TMP"; fi
-    CURRENT_TMP=""
     return $rc
 }
-if [ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; }; then
-    run_tracked "$OUTDIR/data/$(gpu_machine)/peak.csv" build/peak || { echo "   build/peak failed"; STATUS=1; }
-fi
-if [ -n "$(for s in $STEPS; do [ -f "steps/$s/kernel.c" ] && echo x; done)" ]; then
-    run_tracked "$OUTDIR/data/$(cpu_machine)/cpu_peak.csv" build/cpu_peak || { echo "   build/cpu_peak failed"; STATUS=1; }
-fi
+# run_peak BIN CSV: a peak measurement, kept if it succeeds.
+run_peak() {
+    if run_bg "$2.tmp" "$1" --csv "$2.tmp" >/dev/null; then mv "$2.tmp" "$2"
+    else rm -f "$2.tmp"; echo "   $1 failed"; STATUS=1; fi
+    CURRENT_TMP=""
+}
+[ "$GPU_PEAK" -eq 1 ] && run_peak build/peak "$OUTDIR/data/$(gpu_machine)/peak.csv"
+[ "$CPU_PEAK" -eq 1 ] && run_peak build/cpu_peak "$OUTDIR/data/$(cpu_machine)/cpu_peak.csv"
 
 # Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind
 # on this machine estimates the time left from those, scaled by how fast it is going so far. A run of
@@ -186,7 +190,7 @@ KEPT_SECONDS=$(for n in "${!PREV_SECONDS[@]}"; do
     in_run=0; for s in $STEPS; do [ "${s%%_*}" = "$n" ] && in_run=1; done
     [ "$in_run" -eq 0 ] && echo "seconds_$n=${PREV_SECONDS[$n]}"; done | sort)
 for dir in $DATADIRS; do
-    kind=cpu; [ "$dir" = "$OUTDIR/data/$(gpu_machine 2>/dev/null)" ] && [ "$RUN_GPU" -eq 1 ] && kind=gpu
+    kind=$(dir_kind "$dir")
     {
         echo "date=$(date +%F)"
         echo "device=$([ $kind = gpu ] && gpu_model || cpu_model)"
@@ -255,12 +259,7 @@ for step in $STEPS; do
     [ "$eta" != "?" ] && eta="~$(( (eta + 30) / 60 )) min" && [ "$eta" = "~0 min" ] && eta="<1 min"
     echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
     t0=$(date +%s)
-    CURRENT_TMP=$csv.tmp
-    rm -f "$CURRENT_TMP"
-    "$bin" "${SWEEP[@]}" --csv "$CURRENT_TMP" &
-    CURRENT_PID=$!
-    wait "$CURRENT_PID"; rc=$?
-    CURRENT_PID=""
+    run_bg "$csv.tmp" "$bin" "${SWEEP[@]}" --csv "$csv.tmp"; rc=$?
     secs=$(( $(date +%s) - t0 ))
     took "$step" "$secs"
     echo "seconds_$n=$secs" >>"$dir/meta.txt"
@@ -288,7 +287,7 @@ for step in $STEPS; do
     if [ "${RESULT[$step]:-not run}" != done ]; then # (an older CSV may be there: it is not this run's)
         printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "${RESULT[$step]:-not run}"; prev_g=""; continue
     fi
-    H=4096; [ -f "steps/$step/kernel.c" ] && H=2048
+    H=4096; [ "$(step_kind "$step")" = cpu ] && H=2048
     read -r size g r fails <<<"$(awk -F, -v H="$H" 'NR > 1 { if ($14 != "PASS") f++
         if ($5 == $6 && $6 == $7) { last = $5 " " $10 " " $12; if ($5 == H) hit = last } }
         END { print (hit != "" ? hit : last), f + 0 }' "$csv")"

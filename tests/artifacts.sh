@@ -140,7 +140,7 @@ if [ "$rc" -eq 2 ] && grep -q "another run_all.sh is writing" "$TMP_ART/second.l
 else fail "a second concurrent run_all.sh: exit $rc, $(head -n 1 "$TMP_ART/second.log")"; fi
 
 # A step that dies without rows (OpenMP without its threads) is not recorded as done, and --resume reruns it.
-THREADED=$(for s in $(cpu_steps); do grep -q '\.cpu_threads = 0' "steps/$s/kernel.c" && echo "${s%%_*}"; done | head -n 1)
+THREADED=$(threaded_steps | head -n 1); THREADED=${THREADED%%_*}
 OMP_STACKSIZE=1000000G OMP_NUM_THREADS=2 ./run_all.sh --quick --no-plots --steps "$THREADED" --out "$TMP_ART/dies" >"$TMP_ART/dies.log" 2>&1; rc=$?
 ./run_all.sh --quick --no-plots --resume --steps "$THREADED" --out "$TMP_ART/dies" >"$TMP_ART/dies2.log" 2>&1
 if [ "$rc" -eq 1 ] && grep -q "did not complete (exit 3" "$TMP_ART/dies.log" && ! grep -q "done in an earlier run" "$TMP_ART/dies2.log" &&

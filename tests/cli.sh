@@ -31,9 +31,8 @@ MEM_GIB=$(awk '/^MemAvailable:/ {printf "%d", $2 / 1048576}' /proc/meminfo 2>/de
 TOO_BIG_TESTABLE=1
 [ "${MEM_GIB:-0}" -ge 90 ] && TOO_BIG_TESTABLE=0
 
-STEPS_HERE=$(have_nvcc && gpu_steps; cpu_steps)
 PER_STEP="" # checks per step, counted on the first; without nvcc the GPU steps' are counted as not run
-for step in $STEPS_HERE; do
+for step in $(built_steps); do
     bin=$(step_bin "$step")
     [ -x "$bin" ] || { fail "$bin was not built"; continue; }
     c0=$((PASSED + FAILED))
@@ -110,9 +109,8 @@ done
 
 # OpenMP that cannot create its threads (an impossible stack size) ends the run from inside the
 # library with exit(1), the code of a failed verification: the harness turns it into exit 3.
-for step in $(cpu_steps); do
+for step in $(threaded_steps); do
     bin=$(step_bin "$step")
-    grep -q '\.cpu_threads = 0' "steps/$step/kernel.c" || continue
     OMP_STACKSIZE=1000000G OMP_NUM_THREADS=2 "$bin" -m 64 --quiet >/dev/null 2>"$TMP_CLI/err"; rc=$?
     if [ "$rc" -eq 3 ] && grep -q "ended by a library" "$TMP_CLI/err"; then
         pass "$bin without its OpenMP threads -> exit 3 and one line"

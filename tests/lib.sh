@@ -24,6 +24,15 @@ not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r
 gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && basename "$d"; done; }
 cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && basename "$d"; done; }
 step_bin() { echo "build/step${1%%_*}"; }
+# The steps this machine builds: the CPU steps, and the GPU steps where there is nvcc.
+built_steps() { have_nvcc && gpu_steps; cpu_steps; }
+# threaded_steps: the CPU steps that run on all threads (.cpu_threads = 0 in their source).
+threaded_steps() { for s in $(cpu_steps); do grep -q '\.cpu_threads = 0' "steps/$s/kernel.c" && echo "$s"; done; }
+# step_kind NN_name: gpu (kernel.cu), cpu (kernel.c), or nothing for a directory that is not a step.
+step_kind() {
+    if [ -f "steps/$1/kernel.cu" ]; then echo gpu
+    elif [ -f "steps/$1/kernel.c" ]; then echo cpu; fi
+}
 
 # A CUDA device is present when the driver lists one; nvcc is needed to build the GPU steps at all.
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }

@@ -5,28 +5,7 @@
 
 section "planted bugs (mutants of real steps) must be caught"
 MUT=build/mutants
-mkdir -p "$MUT"
-CC_=$(make -s --no-print-directory print-CC)
-CFLAGS_=$(make -s --no-print-directory print-CFLAGS)
-CPU_OBJS_=$(make -s --no-print-directory print-CPU_STEP_OBJS)
-LIBS_=$(make -s --no-print-directory print-LDLIBS_CPU)
-
-# build_mutant NAME STEP_DIR PERL_SUBSTITUTION: the step's kernel.c with the substitution applied, built
-# as a CPU step into $MUT/NAME. Fails (and returns 1) if the substitution changes nothing.
-build_mutant() {
-    local name=$1 dir=$2 subst=$3
-    perl -0pe "$subst" "steps/$dir/kernel.c" >"$MUT/$name.c"
-    if cmp -s "$MUT/$name.c" "steps/$dir/kernel.c"; then
-        fail "mutant $name: the substitution no longer matches steps/$dir/kernel.c (update tests/mutants.sh)"
-        return 1
-    fi
-    # shellcheck disable=SC2086
-    if ! { $CC_ $CFLAGS_ -O3 -fopenmp -c "$MUT/$name.c" -o "$MUT/$name.o" &&
-           $CC_ -fopenmp "$MUT/$name.o" $CPU_OBJS_ -o "$MUT/$name" $LIBS_; } >"$MUT/$name.log" 2>&1; then
-        fail "mutant $name does not build: $(grep -m1 error "$MUT/$name.log")"
-        return 1
-    fi
-}
+. tests/mutant.sh
 
 # expect_caught NAME STEP_DIR WHAT: the mutant through make test's own procedure for a step (run_step
 # and run_variants) on the small shapes; the verifier must mark at least one row FAIL (a crash or a
@@ -43,21 +22,20 @@ expect_caught() {
 
 # 1. A kernel that computes only on its first call: the checked run before timing passes; the run
 #    after the timed runs (and the rate, far above the CPU's ceiling) must not.
-build_mutant first_call_only 15_cpu_loops \
+build_mutant "$MUT" first_call_only 15_cpu_loops \
     's/(static void launch\([^)]*\)\s*\{)/$1\n    static int calls;\n    if (calls++ > 0)\n        return;/' &&
     expect_caught first_call_only 15_cpu_loops "a kernel that computes only on its first call"
 
 # 2. A stray C(rows, j) += 0.0, one row past every edge tile: it changes no value, only the -0.0 pad
 #    of C's padding rows (tight leading dimensions: see make sanitize, which sees the write past the end).
-build_mutant zero_past_edge 17_cpu_registers \
-    's/(edge_kernel\(rows, cols, kc, alpha, a, lda, b, ldb, c, ldc\);)/{ $1 c[rows] += 0.0; }/' &&
+build_mutant "$MUT" zero_past_edge 17_cpu_registers "$ZERO_PAST_EDGE" &&
     expect_caught zero_past_edge 17_cpu_registers "an edge tile that adds 0.0 one row past its end"
 
 # 3. A dropped column-block offset: every block of columns reads B's first NC columns. The default NC
 #    is larger than every tested N; the forced small blocks (nc=13) must find it.
-build_mutant dropped_jc 17_cpu_registers 's/&B\[pc \+ \(size_t\)jc \* ldb\]/&B[pc]/' &&
+build_mutant "$MUT" dropped_jc 17_cpu_registers 's/&B\[pc \+ \(size_t\)jc \* ldb\]/&B[pc]/' &&
     expect_caught dropped_jc 17_cpu_registers "a block loop that drops the column-block offset of B"
 
 # 4. The same dropped offset in the threaded step, whose blocks of rows are split over the threads.
-build_mutant dropped_jc_threads 21_cpu_threads 's/&B\[pc \+ \(size_t\)\(jc \+ jr\) \* ldb\]/&B[pc + (size_t)jr * ldb]/' &&
+build_mutant "$MUT" dropped_jc_threads 21_cpu_threads 's/&B\[pc \+ \(size_t\)\(jc \+ jr\) \* ldb\]/&B[pc + (size_t)jr * ldb]/' &&
     OMP_NUM_THREADS=2 expect_caught dropped_jc_threads 21_cpu_threads "the threaded step's B packing without its column-block offset"

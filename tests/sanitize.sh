@@ -28,8 +28,7 @@ export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stac
 for t in build/asan/test_verify build/asan/test_cli build/asan/test_reference; do
     if out=$(ASAN_OPTIONS=detect_leaks=1 "$t" 2>&1); then pass "$t"; else fail "$t: $(printf '%s' "$out" | grep -m1 -E 'ERROR|FAIL|runtime error')"; fi
 done
-STEPS_HERE=$(have_nvcc && gpu_steps; cpu_steps)
-for step in $STEPS_HERE; do
+for step in $(built_steps); do
     bin=build/asan/step${step%%_*}
     for args in "-m abc" "-m 10 --lda 5" "--bogus" "--sizes 1,,2" "--help"; do
         # shellcheck disable=SC2086
@@ -64,23 +63,15 @@ else
     not_run $(( $(gpu_steps | wc -l) * 4 )) "ASan over the GPU steps' host code: $(gpu_missing)"
 fi
 
-# A planted stray C(rows, j) += 0.0 one row past every edge tile (tests/mutants.sh builds it for make test,
-# where the padded runs catch it): with tight leading dimensions it lands in the next column (unseen by
-# any value check) and, for the last column, one element past C's allocation, which ASan must report.
-perl -0pe 's/(edge_kernel\(rows, cols, kc, alpha, a, lda, b, ldb, c, ldc\);)/{ $1 c[rows] += 0.0; }/' \
-    steps/17_cpu_registers/kernel.c >build/asan/zero_past_edge.c
-CC_=$(make -s --no-print-directory print-CC) CFLAGS_=$(make -s --no-print-directory print-CFLAGS)
-# shellcheck disable=SC2086
-if ! cmp -s build/asan/zero_past_edge.c steps/17_cpu_registers/kernel.c &&
-   $CC_ $CFLAGS_ -O1 -g $SAN -fopenmp -c build/asan/zero_past_edge.c -o build/asan/zero_past_edge.o &&
-   $CC_ -fopenmp $SAN build/asan/zero_past_edge.o $(make -s --no-print-directory BUILD=build/asan print-CPU_STEP_OBJS) \
-        -o build/asan/zero_past_edge $(make -s --no-print-directory print-LDLIBS_CPU) 2>build/asan-err.log; then
+# The planted stray += 0.0 one row past every edge tile (tests/mutant.sh; make test's padded runs catch
+# it): with tight leading dimensions it lands in the next column, unseen by any value check, and, for the
+# last column, one element past C's allocation, which ASan must report.
+. tests/mutant.sh
+if build_mutant build/asan zero_past_edge 17_cpu_registers "$ZERO_PAST_EDGE" build/asan "-O1 -g $SAN"; then
     ASAN_OPTIONS=detect_leaks=0 build/asan/zero_past_edge -m 31 -n 33 -k 17 --reps 1 --warmup 0 --quiet 2>build/asan-err.log
     if grep -q 'heap-buffer-overflow' build/asan-err.log; then
         pass "a stray += 0.0 one row past an edge tile, tight ld: ASan reports the write past C"
     else fail "a stray += 0.0 one row past an edge tile, tight ld: ASan saw nothing"; fi
-else
-    fail "the ASan mutant zero_past_edge did not build (or its substitution no longer matches)"
 fi
 
 section "compute-sanitizer over the GPU steps"

@@ -7,13 +7,11 @@ for step in $(cpu_steps); do
     run_variants "$(step_bin "$step")" "steps/$step/kernel.c" "$SMALL_SHAPES"
 done
 # Threaded steps with an odd number of threads, more than there are cores here.
-for step in $(cpu_steps); do
-    if grep -q '\.cpu_threads = 0' "steps/$step/kernel.c"; then
-        # shellcheck disable=SC2086
-        OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SHAPES" -1.5 0.5 $PADDING
-        # shellcheck disable=SC2086
-        OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SMALL_SHAPES" 0.75 -1.25 $FORCED_BLOCKS
-    fi
+for step in $(threaded_steps); do
+    # shellcheck disable=SC2086
+    OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SHAPES" -1.5 0.5 $PADDING
+    # shellcheck disable=SC2086
+    OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SMALL_SHAPES" 0.75 -1.25 $FORCED_BLOCKS
 done
 
 section "GPU steps over the shape set"
