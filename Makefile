@@ -57,12 +57,17 @@ GPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)  # what a GPU step links bes
 
 # A step is a directory steps/NN_name with a kernel.cu (GPU) or kernel.c (CPU); anything else there
 # (an empty directory left by a copy of an older tree, say) is not one.
-GPU_STEP_DIRS := $(sort $(patsubst %/kernel.cu,%,$(wildcard steps/[0-9][0-9]_*/kernel.cu)))
+# A hybrid step (Part III: TARGET_HYBRID in its kernel.cu) is CPU and GPU code together: it links the
+# hybrid backend, the CPU code and step 21 (common/node.h) besides its own .cu files.
+HYBRID_STEP_DIRS := $(sort $(patsubst %/kernel.cu,%,$(shell grep -l TARGET_HYBRID /dev/null $(wildcard steps/[0-9][0-9]_*/kernel.cu))))
+GPU_STEP_DIRS := $(filter-out $(HYBRID_STEP_DIRS),$(sort $(patsubst %/kernel.cu,%,$(wildcard steps/[0-9][0-9]_*/kernel.cu))))
 CPU_STEP_DIRS := $(sort $(patsubst %/kernel.c,%,$(wildcard steps/[0-9][0-9]_*/kernel.c)))
-STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS))
+STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS) $(HYBRID_STEP_DIRS))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
-GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench
+GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench \
+            $(BUILD)/tc_bench
 CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
+HYBRID_BINS := $(foreach d,$(HYBRID_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
 TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
 # The step whose tile configurations `make tune` chooses.
 TUNED_DIR := $(firstword $(filter %_autotuned,$(GPU_STEP_DIRS)))
@@ -71,7 +76,7 @@ TUNED_STEP := $(call step_num,$(TUNED_DIR))
 .PHONY: all steps tests test check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
 all: steps tests no-nvcc-note
 
-steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS))
+steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS) $(HYBRID_BINS))
 tests: $(TEST_BINS)
 no-nvcc-note:
 	@$(if $(HAVE_NVCC),:,echo "make: note: $(NO_NVCC_NOTE)")
@@ -101,6 +106,13 @@ $(shell mkdir -p $(OBJ) && { [ "$$(cat $(TUNED_STAMP) 2>/dev/null)" = "$(TUNED)"
 $(OBJ)/$(TUNED_DIR)/kernel.o: $(TUNED_STAMP) $(filter-out none,$(TUNED))
 $(OBJ)/$(TUNED_DIR)/kernel.o: override NVFLAGS += $(if $(filter-out none,$(TUNED)),--pre-include $(TUNED))
 
+# Part III calls step 21, the all-cores CPU step, as its node-level routine (common/node.h): the same
+# object file, its STEP renamed to NODE_CPU_STEP so that it links beside the caller's own STEP.
+NODE_CPU_DIR := $(firstword $(filter %_cpu_threads,$(CPU_STEP_DIRS)))
+NODE_CPU_OBJ := $(OBJ)/$(NODE_CPU_DIR)/node.o
+$(NODE_CPU_OBJ): $(OBJ)/$(NODE_CPU_DIR)/kernel.o
+	objcopy --redefine-sym STEP=NODE_CPU_STEP $< $@
+
 # OpenMP and the BLAS header are the CPU code's business: its objects get them.
 CPU_KERNEL_OBJ := $(foreach d,$(CPU_STEP_DIRS),$(OBJ)/$(d)/kernel.o) $(OBJ)/$(firstword $(CPU_STEP_DIRS))/peak.o
 $(CPU_KERNEL_OBJ) $(OBJ)/common/backend_cpu.o $(OBJ)/common/cpu_peak.o: override CFLAGS += -O3 -fopenmp
@@ -121,7 +133,23 @@ define CPU_STEP_RULE
 $(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(CPU_STEP_OBJS)
 	$(CC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU)
 endef
+ifneq ($(HAVE_NVCC),)
+HYBRID_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(OBJ)/common/backend_hybrid.o $(OBJ)/common/gpu.o $(OBJ)/common/gpu_peak.o \
+               $(OBJ)/common/reference_cpu.o $(OBJ)/common/cpu_info.o $(OBJ)/common/cpu_peak.o $(NODE_CPU_OBJ)
+define HYBRID_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)): $(patsubst %.cu,$(OBJ)/%.o,$(filter-out %_bench.cu,$(wildcard $(1)/*.cu))) $(HYBRID_OBJS)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) -Xcompiler -fopenmp $$^ -o $$@ $(LDLIBS_GPU) $(BLAS_LIBS) -lpthread
+$(patsubst %.cu,$(OBJ)/%.o,$(wildcard $(1)/*.cu)): override NVFLAGS += -Xcompiler -fopenmp
+endef
+else
+define HYBRID_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)):
+	@echo "make: $$@ is a CPU+GPU step: $(NO_NVCC_NOTE)"; exit 2
+endef
+endif
+$(OBJ)/common/backend_hybrid.o: override NVFLAGS += $(BLAS_CFLAGS) -Xcompiler -fopenmp
 $(foreach d,$(GPU_STEP_DIRS),$(eval $(call GPU_STEP_RULE,$(d))))
+$(foreach d,$(HYBRID_STEP_DIRS),$(eval $(call HYBRID_STEP_RULE,$(d))))
 $(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
 
 # The ceilings: the GPU's measured FP32 FMA peak and memory bandwidth (step 00's second program),
@@ -131,6 +159,10 @@ $(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 13's measurement of which register-bank patterns of an FFMA cost a cycle.
 $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
+# Step 22's own FP64 kernel against cuBLAS DGEMM on device-resident data.
+$(BUILD)/tc_bench: $(OBJ)/steps/22_hybrid/tc_bench.o $(OBJ)/steps/22_hybrid/tc_dgemm.o $(OBJ)/common/error.o \
+                   $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 $(BUILD)/cpu_peak: $(OBJ)/$(firstword $(CPU_STEP_DIRS))/peak.o $(OBJ)/common/error.o $(OBJ)/common/cpu_info.o \
                    $(OBJ)/common/cpu_peak.o $(OBJ)/common/matrix.o $(OBJ)/common/timing.o

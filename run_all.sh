@@ -87,12 +87,15 @@ for d in steps/[0-9][0-9]_*/; do
     step=$(basename "$d")
     kind=$(step_kind "$step")
     [ -n "$kind" ] || continue # not a step (no kernel source)
-    [ "$kind" = gpu ] && [ "$RUN_GPU" -eq 0 ] && continue
+    # (a CPU+GPU step, Part III, runs where the GPU steps run: its data is the GPU machine's)
+    { [ "$kind" = gpu ] || [ "$kind" = hybrid ]; } && [ "$RUN_GPU" -eq 0 ] && continue
     [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
     STEPS="$STEPS $step"
 done
 NSTEPS=$(echo $STEPS | wc -w)
-data_of() { [ "$(step_kind "$1")" = gpu ] && echo "$OUTDIR/data/$(gpu_machine)" || echo "$OUTDIR/data/$(cpu_machine)"; }
+# timing_kind STEP: gpu or cpu, the machine whose data directory the step's CSV goes to.
+timing_kind() { case $(step_kind "$1") in gpu|hybrid) echo gpu ;; *) echo cpu ;; esac; }
+data_of() { [ "$(timing_kind "$1")" = gpu ] && echo "$OUTDIR/data/$(gpu_machine)" || echo "$OUTDIR/data/$(cpu_machine)"; }
 # The GPU's and the CPU's peaks are measured with the first step of their kind that runs: step 00 (the
 # GPU's data directory then exists even for a run of step 00 alone) and any CPU step.
 GPU_PEAK=0; [ "$RUN_GPU" -eq 1 ] && { [ -z "$STEPS_ARG" ] || in_list 00 "$STEPS_ARG"; } && GPU_PEAK=1
@@ -197,7 +200,7 @@ for dir in $DATADIRS; do
         echo "machine=$(machine_fingerprint "$kind")"
         echo "command=./run_all.sh $ORIG_ARGS"
         echo "kind=$KIND"
-        echo "steps_of_this_run=$(for s in $STEPS; do [ "$(step_kind "$s")" = $kind ] && printf '%s ' "${s%%_*}"; done)"
+        echo "steps_of_this_run=$(for s in $STEPS; do [ "$(timing_kind "$s")" = $kind ] && printf '%s ' "${s%%_*}"; done)"
         [ $kind = cpu ] && echo "openblas_coretype=${OPENBLAS_CORETYPE:-unset}"
         [ $kind = cpu ] && echo "transparent_hugepages=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
         for line in $KEPT_SECONDS; do # the other steps of this data, from the earlier run
@@ -216,7 +219,7 @@ declare -A KIND_S=([cpu]=0 [gpu]=0) KIND_N=([cpu]=0 [gpu]=0)
 took() { # STEP SECONDS
     local p; p=$(prev_seconds "${1%%_*}")
     [ -n "$p" ] && [ "$p" -gt 0 ] && NOW_S=$((NOW_S + $2)) THEN_S=$((THEN_S + p))
-    local k; k=$(step_kind "$1"); KIND_S[$k]=$((KIND_S[$k] + $2)); KIND_N[$k]=$((KIND_N[$k] + 1))
+    local k; k=$(timing_kind "$1"); KIND_S[$k]=$((KIND_S[$k] + $2)); KIND_N[$k]=$((KIND_N[$k] + 1))
 }
 eta_left() {
     local from=$1 i=0 step p k left=0 num=$NOW_S den=$THEN_S
@@ -226,7 +229,7 @@ eta_left() {
         i=$((i + 1)); [ "$i" -lt "$from" ] && continue
         p=$(prev_seconds "${step%%_*}")
         if [ -n "$p" ]; then left=$((left + p * num / den)); continue; fi
-        k=$(step_kind "$step")
+        k=$(timing_kind "$step")
         if [ "${KIND_N[$k]}" -gt 0 ]; then left=$((left + KIND_S[$k] / KIND_N[$k]))
         elif [ "$all_n" -gt 0 ]; then left=$((left + all_s / all_n))
         else echo "?"; return; fi
@@ -287,7 +290,7 @@ for step in $STEPS; do
     if [ "${RESULT[$step]:-not run}" != done ]; then # (an older CSV may be there: it is not this run's)
         printf '%-18s %6s %11s %7s %8s  %s\n' "$step" - - - - "${RESULT[$step]:-not run}"; prev_g=""; continue
     fi
-    H=4096; [ "$(step_kind "$step")" = cpu ] && H=2048
+    H=4096; [ "$(timing_kind "$step")" = cpu ] && H=2048
     read -r size g r fails <<<"$(awk -F, -v H="$H" 'NR > 1 { if ($14 != "PASS") f++
         if ($5 == $6 && $6 == $7) { last = $5 " " $10 " " $12; if ($5 == H) hit = last } }
         END { print (hit != "" ? hit : last), f + 0 }' "$csv")"

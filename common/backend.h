@@ -75,6 +75,12 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
 void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup,
                   int reps, double *ms);
 
+/**
+ * A line to print under a shape's row, or "" for none: the hybrid backend's bound
+ * max(compute, copy in, copy out) measured with the baseline, against the step's median @p step_ms.
+ */
+void backend_row_note(const struct step *st, const struct problem *p, double step_ms, char *note, size_t len);
+
 /** Free what backend_load allocated. */
 void backend_unload(void);
 

@@ -38,28 +38,6 @@ static struct {
     int settled;              /* 1 once OpenBLAS's workers, started with the library, have gone to sleep */
 } h;
 
-/* The CPU's model name from /proc/cpuinfo, or "CPU" where there is none. */
-static void cpu_name(char *out, size_t len)
-{
-    snprintf(out, len, "CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[256];
-    while (fgets(line, sizeof line, f) != NULL) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-            snprintf(out, len, "%s", colon + 2);
-            out[strcspn(out, "\n")] = '\0';
-            break;
-        }
-    }
-    fclose(f);
-    for (char *c = out; *c; ++c) /* the name goes into a CSV field */
-        if (*c == ',')
-            *c = ' ';
-}
-
 /* The widest vector instructions of an OpenBLAS core's DGEMM kernels, from the core's name. */
 static cpu_isa openblas_core_isa(const char *core)
 {
@@ -101,7 +79,7 @@ void backend_init(const struct step *st, struct backend_info *info)
 {
     if (st->precision != PRECISION_FP64)
         die(EXIT_RUNTIME, "the CPU harness runs FP64 steps only");
-    cpu_name(info->device, sizeof info->device);
+    cpu_model_name(info->device, sizeof info->device);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     /* A single-threaded step is measured against single-threaded OpenBLAS; a threaded one
      * against OpenBLAS on as many threads as OpenMP gives the step (OMP_NUM_THREADS). */
@@ -208,6 +186,12 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
     openblas_set_num_threads(saved); /* the reference keeps all threads */
     if (what == RUN_BASELINE && h.threads > 1)
         nanosleep(&OPENBLAS_SETTLE, NULL);
+}
+
+void backend_row_note(const struct step *st, const struct problem *p, double step_ms, char *note, size_t len)
+{
+    (void)st, (void)p, (void)step_ms, (void)len;
+    note[0] = '\0';
 }
 
 void backend_shutdown(void)

@@ -254,6 +254,12 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
     host_free(ev);
 }
 
+void backend_row_note(const struct step *st, const struct problem *p, double step_ms, char *note, size_t len)
+{
+    (void)st, (void)p, (void)step_ms, (void)len;
+    note[0] = '\0';
+}
+
 void backend_shutdown(void)
 {
     cublas_check(cublasDestroy(g.ref_blas), "cublasDestroy");

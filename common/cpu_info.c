@@ -88,3 +88,24 @@ struct cpu_caches cpu_cache_sizes(void)
         c.l3 = 0;
     return c;
 }
+
+void cpu_model_name(char *out, size_t len)
+{
+    snprintf(out, len, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            snprintf(out, len, "%s", colon + 2);
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+    for (char *c = out; *c; ++c) /* the name goes into a CSV field */
+        if (*c == ',')
+            *c = ' ';
+}

@@ -5,6 +5,8 @@
 #ifndef GEMM_CPU_INFO_H
 #define GEMM_CPU_INFO_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +42,9 @@ struct cpu_caches {
  * answers, typical values of a current x86 core (32 KiB, 1 MiB, 32 MiB).
  */
 struct cpu_caches cpu_cache_sizes(void);
+
+/** The CPU's model name from /proc/cpuinfo ("CPU" where there is none), commas replaced (it goes into CSV). */
+void cpu_model_name(char *out, size_t len);
 
 #ifdef __cplusplus
 }

@@ -122,7 +122,7 @@ static void choose_shapes(const struct step *st, struct options *opt)
     if (opt->nshapes > 0)
         return;
     char err[256];
-    const char *sweep = st->target == TARGET_GPU ? GPU_DEFAULT_SWEEP : CPU_DEFAULT_SWEEP;
+    const char *sweep = st->target == TARGET_CPU ? CPU_DEFAULT_SWEEP : GPU_DEFAULT_SWEEP;
     if (cli_parse_sizes(sweep, opt, err, sizeof err) != 0)
         usage_error(err); /* cannot happen with the constants above */
     int kept = 0;
@@ -315,14 +315,21 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
         backend_time(st, p, RUN_STEP, 0, 1, &one_run_ms);
     int reps, warmup;
     timing_plan(opt, one_run_ms, &reps, &warmup);
-    double *ms = host_alloc((size_t)reps * sizeof(double), "timings");
+    double *ms = host_alloc((size_t)(reps > DEFAULT_REPS ? reps : DEFAULT_REPS) * sizeof(double), "timings");
     backend_time(st, p, RUN_STEP, warmup, reps, ms);
     double step_min = minimum(ms, reps), step_med = median(ms, reps);
     if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
         after = check_run(st, p, &d);
+    /* The baseline gets its own plan, from one run of its own: it may be far slower than the step
+     * (cublasXt from pageable memory is, in Part III). */
+    if (opt->reps <= 0 || opt->warmup < 0)
+        backend_time(st, p, RUN_BASELINE, 0, 1, &one_run_ms);
+    timing_plan(opt, one_run_ms, &reps, &warmup);
     backend_time(st, p, RUN_BASELINE, warmup, reps, ms);
     double base_med = median(ms, reps);
     host_free(ms);
+    char note[sizeof row->note];
+    backend_row_note(st, p, step_med, note, sizeof note);
     backend_unload();
     host_free(A);
     host_free(B);
@@ -340,6 +347,7 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
                         .baseline_gflops = gemm_gflops(p->m, p->n, p->k, base_med),
                         .rel_err = worse(first.rel_err, after.rel_err), .baseline = info->baseline};
     row->ratio = row->gflops / row->baseline_gflops;
+    snprintf(row->note, sizeof row->note, "%s", note);
     int ok = first.pass && after.pass;
     if (!first.pass)
         report_failure(opt, p, "the first run", &first);
@@ -436,7 +444,7 @@ int main(int argc, char **argv)
     memset(&info, 0, sizeof info);
     check_memory(st, &opt, probs, NULL, 0); /* host memory first: no device needed to refuse */
     backend_init(st, &info);
-    check_memory(st, &opt, probs, &info, st->target == TARGET_GPU);
+    check_memory(st, &opt, probs, &info, st->target != TARGET_CPU);
 
     if (!opt.quiet) {
         printf("%s %s: %s\n", prog, st->name, st->summary);
@@ -463,6 +471,8 @@ int main(int argc, char **argv)
         failures += !run_shape(st, &info, &opt, &probs[s], s, &row);
         if (!opt.quiet)
             report_print_row(stdout, &row);
+        if (!opt.quiet && row.note[0] != '\0')
+            printf("  %s\n", row.note);
         if (opt.csv_path != NULL && report_append_csv(opt.csv_path, &row) != 0) {
             die(EXIT_RUNTIME, "cannot write to '%s': %s", opt.csv_path, strerror(errno));
         }

@@ -28,6 +28,7 @@ struct row {
     double rel_err;          /**< norm-wise error figure (NaN when unchecked) */
     const char *status;      /**< "PASS", "FAIL" or "UNCHECKED" */
     const char *baseline;    /**< what the baseline ran as: library, version, kernels, threads */
+    char note[320];          /**< a line printed under the row, not in the CSV ("" for none) */
 };
 
 /** The header line of the printed table. */

@@ -32,7 +32,8 @@ typedef enum {
 /** Where a step's kernel runs. */
 typedef enum {
     TARGET_GPU, /**< a CUDA kernel; pointers passed to the launcher are device pointers */
-    TARGET_CPU  /**< host code; pointers are host pointers */
+    TARGET_CPU, /**< host code; pointers are host pointers */
+    TARGET_HYBRID /**< host pointers; the step moves what it gives a GPU itself (Part III) */
 } target_t;
 
 /** Launch function of an FP32 step (same argument order as BLAS SGEMM, no transposes). */

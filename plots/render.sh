@@ -15,6 +15,7 @@
 #   roofline         the measured FP32 peak and bandwidth, each GPU step at the
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
+#   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
 #
 # Steps are found from the file names, so a new step appears without editing this.
 set -u
@@ -94,7 +95,7 @@ echo "render: $DATA ($DEVICE, $DATE) -> $OUT"
 while IFS=: read -r part first last title H; do
     steps=$(steps_in "$first" "$last")
     [ -n "$steps" ] || continue
-    base_name=$(case $part in 1) echo "cuBLAS SGEMM" ;; 2) echo "OpenBLAS DGEMM" ;; 3) echo "cuBLAS DGEMM" ;; *) echo "cuBLAS BF16 GEMM" ;; esac)
+    base_name=$(case $part in 1) echo "cuBLAS SGEMM" ;; 2) echo "OpenBLAS DGEMM" ;; 3) echo "in-run baseline (cublasXt; PDGEMM)" ;; *) echo "cuBLAS BF16 GEMM" ;; esac)
 
     # 1. progress: bars at the headline size, each with the baseline of its own run as a mark
     #    (step 00, the baseline itself, is a line: the level every other bar is compared with).
@@ -239,5 +240,9 @@ if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
         } >"$TMP/roof.gp"
         render roofline "$TMP/roof.gp" || status=1
     fi
+fi
+# Lesson 22's charts (the split, the timeline), where steps/22_hybrid/measure.sh's data is.
+if [ -s "$DATA/step22_split.csv" ] || [ -s "$DATA/step22_timeline.csv" ]; then
+    plots/hybrid.sh "$DATA" "$OUT" || status=1
 fi
 exit $status

@@ -15,7 +15,10 @@ bin=build/step$STEP
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
 CHECK_ARGS=${ARGS:-}
 echo "make check: $dir, seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
-if [ -f "$dir/kernel.cu" ]; then
+if is_hybrid_step "$(basename "$dir")"; then
+    # a CPU+GPU step runs on the CPU alone where there is no GPU; its settings are tested by make test
+    sizes=$SHAPES timed=2048 no_variants=1
+elif [ -f "$dir/kernel.cu" ]; then
     why=$(gpu_missing)
     [ -z "$why" ] || { echo "make check: step $STEP is a GPU step and this machine cannot run it: $why"; exit 4; }
     sizes="$SHAPES,$GPU_BIG_SHAPES" timed=4096
@@ -25,7 +28,7 @@ fi
 
 section "step $STEP over the shape set"
 run_step "$bin" "$sizes" "$SMALL_SHAPES"
-[ -z "$CHECK_ARGS" ] && run_variants "$bin" "$src" "$SMALL_SHAPES"
+[ -z "$CHECK_ARGS" ] && [ -z "${no_variants:-}" ] && run_variants "$bin" "$src" "$SMALL_SHAPES"
 
 section "one timed shape: ${timed}^3"
 # shellcheck disable=SC2086

@@ -21,16 +21,22 @@ report_not_run() {
 not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
 
 # Step directories by kind: steps/NN_name with kernel.cu (GPU) or kernel.c (CPU).
-gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && basename "$d"; done; }
+# A kernel.cu that says TARGET_HYBRID is a CPU+GPU step (Part III; the Makefile's rule too): it runs
+# without a GPU as well, on the CPU alone.
+is_hybrid_step() { grep -q 'TARGET_HYBRID' "steps/$1/kernel.cu" 2>/dev/null; }
+gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && ! is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
+hybrid_steps() { for d in steps/[0-9][0-9]_*/; do is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
 cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && basename "$d"; done; }
 step_bin() { echo "build/step${1%%_*}"; }
 # The steps this machine builds: the CPU steps, and the GPU steps where there is nvcc.
-built_steps() { have_nvcc && gpu_steps; cpu_steps; }
+built_steps() { { if have_nvcc; then gpu_steps; hybrid_steps; fi; cpu_steps; } | sort; }
 # threaded_steps: the CPU steps that run on all threads (.cpu_threads = 0 in their source).
 threaded_steps() { for s in $(cpu_steps); do grep -q '\.cpu_threads = 0' "steps/$s/kernel.c" && echo "$s"; done; }
-# step_kind NN_name: gpu (kernel.cu), cpu (kernel.c), or nothing for a directory that is not a step.
+# step_kind NN_name: hybrid (a kernel.cu with TARGET_HYBRID), gpu (kernel.cu), cpu (kernel.c), or nothing
+# for a directory that is not a step.
 step_kind() {
-    if [ -f "steps/$1/kernel.cu" ]; then echo gpu
+    if is_hybrid_step "$1"; then echo hybrid
+    elif [ -f "steps/$1/kernel.cu" ]; then echo gpu
     elif [ -f "steps/$1/kernel.c" ]; then echo cpu; fi
 }
 

@@ -14,6 +14,27 @@ for step in $(threaded_steps); do
     OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SMALL_SHAPES" 0.75 -1.25 $FORCED_BLOCKS
 done
 
+section "CPU+GPU steps over the shape set"
+# Everywhere: the default (without a GPU, the CPU side alone; with one, the probed split). With a GPU,
+# each side alone and both with an edge in each, the other GPU routine, many panels and A chunks, the
+# pipeline without overlap, and the kernel on a few SMs; without one, those are counted as not run.
+HYBRID_FORCED=("--param split=1" "--param split=0" "--param split=0.5" "--param split=0.5 --param gpu=cublas"
+               "--param split=1 --param panel=8" "--param split=0.6 --param overlap=0" "--param split=1 --param gpu_sms=3")
+if ! have_nvcc; then DRY=$(gpu_missing); fi
+for step in $(hybrid_steps); do
+    bin=$(step_bin "$step")
+    run_step "$bin" "$SHAPES" "$SMALL_SHAPES"
+    DRY=$(gpu_missing)
+    for forced in "${HYBRID_FORCED[@]}"; do
+        for ab in $SCALARS; do
+            # shellcheck disable=SC2086
+            run_shape_set "$bin" "$SMALL_SHAPES,1000x1000x1000" "${ab%,*}" "${ab#*,}" $forced $PADDING
+        done
+    done
+    DRY=""
+done
+DRY=""
+
 section "GPU steps over the shape set"
 DRY=$(gpu_missing) NOT_RUN_BEFORE=$(not_run_total)
 [ -z "$DRY" ] && nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | sed 's/^/  device: /'
