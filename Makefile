@@ -14,6 +14,10 @@ NVCC  ?= nvcc
 # need it say so in one line.
 HAVE_NVCC := $(if $(shell command -v $(NVCC) 2>/dev/null),1,)
 NO_NVCC_NOTE := nvcc (the CUDA toolkit) is not on PATH, so the GPU steps and build/peak are not built; install the toolkit (NVIDIA's CUDA downloads page) and put its bin/ on PATH
+# Open MPI's compiler wrapper and launcher, for the MPI step (Part III; see "MPI steps" below).
+MPICC  ?= mpicc
+MPIRUN ?= mpirun
+HAVE_MPI := $(if $(shell command -v $(MPICC) 2>/dev/null),1,)
 
 # GPU architecture: ARCH=sm_80 overrides; else the present GPU's; else sm_90.
 # The PTX is embedded too, so a newer GPU can still run the build.
@@ -61,22 +65,26 @@ GPU_STEP_OBJS := $(MAIN_OBJ) $(HOST_OBJ) $(GPU_OBJ)  # what a GPU step links bes
 # hybrid backend, the CPU code and step 21 (common/node.h) besides its own .cu files.
 HYBRID_STEP_DIRS := $(sort $(patsubst %/kernel.cu,%,$(shell grep -l TARGET_HYBRID /dev/null $(wildcard steps/[0-9][0-9]_*/kernel.cu))))
 GPU_STEP_DIRS := $(filter-out $(HYBRID_STEP_DIRS),$(sort $(patsubst %/kernel.cu,%,$(wildcard steps/[0-9][0-9]_*/kernel.cu))))
-CPU_STEP_DIRS := $(sort $(patsubst %/kernel.c,%,$(wildcard steps/[0-9][0-9]_*/kernel.c)))
-STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS) $(HYBRID_STEP_DIRS))
+# An MPI step (Part III: a kernel.c that includes <mpi.h>; tests/lib.sh's step_kind uses the same rule) is
+# built with MPICC against the distributed harness and started with mpirun: see "MPI steps" below.
+MPI_STEP_DIRS := $(sort $(patsubst %/kernel.c,%,$(shell grep -l '^.include <mpi.h>' /dev/null $(wildcard steps/[0-9][0-9]_*/kernel.c))))
+CPU_STEP_DIRS := $(filter-out $(MPI_STEP_DIRS),$(sort $(patsubst %/kernel.c,%,$(wildcard steps/[0-9][0-9]_*/kernel.c))))
+STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS) $(HYBRID_STEP_DIRS) $(MPI_STEP_DIRS))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
 GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench \
             $(BUILD)/tc_bench
 CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
 HYBRID_BINS := $(foreach d,$(HYBRID_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
-TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference
+MPI_BINS := $(foreach d,$(MPI_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
+TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference $(BUILD)/test_dist
 # The step whose tile configurations `make tune` chooses.
 TUNED_DIR := $(firstword $(filter %_autotuned,$(GPU_STEP_DIRS)))
 TUNED_STEP := $(call step_num,$(TUNED_DIR))
 
 .PHONY: all steps tests test check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
-all: steps tests no-nvcc-note
+all: steps tests no-nvcc-note no-mpi-note
 
-steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS) $(HYBRID_BINS))
+steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS) $(HYBRID_BINS)) $(if $(HAVE_MPI),$(MPI_BINS))
 tests: $(TEST_BINS)
 no-nvcc-note:
 	@$(if $(HAVE_NVCC),:,echo "make: note: $(NO_NVCC_NOTE)")
@@ -152,6 +160,83 @@ $(foreach d,$(GPU_STEP_DIRS),$(eval $(call GPU_STEP_RULE,$(d))))
 $(foreach d,$(HYBRID_STEP_DIRS),$(eval $(call HYBRID_STEP_RULE,$(d))))
 $(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
 
+# ---------------------------------------------------------------- MPI steps
+# Step 23 runs on many processes: its kernel.c (SUMMA) and the distributed harness (common/dist_*.c, in
+# place of main.c) are compiled with MPICC and linked with step 21 as the node-level routine. Without
+# mpicc it is not built, and says so. Its baseline, ScaLAPACK's PDGEMM, is found with pkg-config
+# (Debian's scalapack-openmpi), else by linking -lscalapack-openmpi or -lscalapack; SCALAPACK_LIBS="-L<dir>
+# -lscalapack-openmpi" names one elsewhere; SCALAPACK=none builds without it ("baseline: none").
+NO_MPI_NOTE := mpicc (Open MPI) is not on PATH, so the MPI step is not built; install it: apt-get install openmpi-bin libopenmpi-dev
+SCALAPACK_PKG := libscalapack-openmpi-dev
+SCALAPACK_PROBE = printf 'void pdgemm_(void);int main(void){pdgemm_();return 0;}' | \
+    $(MPICC) -x c - -o /dev/null $(1) $(BLAS_LIBS) >/dev/null 2>&1 && echo $(1)
+ifeq ($(SCALAPACK),none)
+  override SCALAPACK_LIBS :=
+else ifeq ($(origin SCALAPACK_LIBS),undefined)
+  SCALAPACK_LIBS := $(if $(HAVE_MPI),$(or $(shell pkg-config --libs scalapack-openmpi 2>/dev/null),\
+      $(shell $(call SCALAPACK_PROBE,-lscalapack-openmpi)),$(shell $(call SCALAPACK_PROBE,-lscalapack))))
+endif
+HAVE_SCALAPACK := $(if $(strip $(SCALAPACK_LIBS)),1,)
+# The stamp holds whether ScaLAPACK is in, so that a build with and one without do not share objects.
+SCALAPACK_STAMP := $(OBJ)/scalapack.flag
+$(shell mkdir -p $(OBJ) && { [ "$$(cat $(SCALAPACK_STAMP) 2>/dev/null)" = "x$(HAVE_SCALAPACK)" ] || echo "x$(HAVE_SCALAPACK)" > $(SCALAPACK_STAMP); })
+# (The layout and the data generation use no MPI: the unit test build/test_dist links them without it.)
+DIST_MPI_OBJ := $(patsubst %,$(OBJ)/common/dist_%.o,main run mpi verify scalapack)
+DIST_OBJ := $(DIST_MPI_OBJ) $(OBJ)/common/dist_layout.o $(OBJ)/common/dist_data.o
+MPI_KERNEL_OBJ := $(foreach d,$(MPI_STEP_DIRS),$(OBJ)/$(d)/kernel.o)
+MPI_STEP_OBJS := $(DIST_OBJ) $(HOST_OBJ) $(OBJ)/common/reference_cpu.o $(OBJ)/common/cpu_info.o \
+                 $(OBJ)/common/cpu_peak.o $(NODE_CPU_OBJ)
+$(DIST_MPI_OBJ) $(MPI_KERNEL_OBJ): CC := $(MPICC)
+$(OBJ)/common/dist_main.o $(OBJ)/common/dist_scalapack.o: override CFLAGS += $(BLAS_CFLAGS) -fopenmp
+$(OBJ)/common/dist_scalapack.o: override CFLAGS += $(if $(HAVE_SCALAPACK),-DHAVE_SCALAPACK)
+$(OBJ)/common/dist_scalapack.o: $(SCALAPACK_STAMP)
+# --param local=hybrid: where nvcc is, step 22 is linked in as the second node-level routine: its object
+# with STEP renamed NODE_HYBRID_STEP (as step 21's above), its GPU routine, and the CUDA libraries.
+ifneq ($(and $(HAVE_NVCC),$(HYBRID_STEP_DIRS)),)
+NODE_HYBRID_DIR := $(firstword $(HYBRID_STEP_DIRS))
+NODE_HYBRID_OBJ := $(OBJ)/$(NODE_HYBRID_DIR)/node.o
+$(NODE_HYBRID_OBJ): $(OBJ)/$(NODE_HYBRID_DIR)/kernel.o
+	objcopy --redefine-sym STEP=NODE_HYBRID_STEP $< $@
+CUDA_LIBDIR := $(abspath $(dir $(shell command -v $(NVCC)))../lib64)
+MPI_HYBRID_OBJS := $(NODE_HYBRID_OBJ) $(OBJ)/common/gpu.o \
+    $(patsubst %.cu,$(OBJ)/%.o,$(filter-out %/kernel.cu %_bench.cu,$(wildcard $(NODE_HYBRID_DIR)/*.cu)))
+MPI_HYBRID_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++ -lpthread
+$(MPI_KERNEL_OBJ): override CFLAGS += -DHAVE_NODE_HYBRID
+endif
+ifneq ($(HAVE_MPI),)
+define MPI_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MPI_STEP_OBJS) $(MPI_HYBRID_OBJS)
+	$(MPICC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU) $(SCALAPACK_LIBS) $(MPI_HYBRID_LIBS) -ldl
+	@$(if $(HAVE_SCALAPACK),:,echo "make: $$@ is built without a baseline (baseline: none): install $(SCALAPACK_PKG) to time ScaLAPACK's PDGEMM beside it")
+endef
+else
+define MPI_STEP_RULE
+$(BUILD)/step$(call step_num,$(1)):
+	@echo "make: $$@ is an MPI step: $(NO_MPI_NOTE)"; exit 2
+endef
+endif
+$(foreach d,$(MPI_STEP_DIRS),$(eval $(call MPI_STEP_RULE,$(d))))
+no-mpi-note:
+	@$(if $(or $(HAVE_MPI),$(if $(MPI_STEP_DIRS),,1)),:,echo "make: note: $(NO_MPI_NOTE)")
+
+# `make run STEP=NN [NP=4] [ARGS="..."]`: run a step, an MPI step under mpirun on NP ranks with
+# OMP_NUM_THREADS (default: the physical cores over NP, at least 1) threads each, bound to cores where they fit
+# (else oversubscribed, unbound). The command is printed first. Open MPI's run-as-root switches are set.
+NP ?= 4
+run: need-step
+	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP)
+	@if [ -n "$(filter $(STEP_DIR),$(MPI_STEP_DIRS))" ]; then \
+	    cores=$$(lscpu -p=core,socket 2>/dev/null | grep -v '^#' | sort -u | grep -c .); \
+	    [ "$$cores" -gt 0 ] 2>/dev/null || cores=$$(nproc); \
+	    threads=$${OMP_NUM_THREADS:-$$(( cores / $(NP) > 0 ? cores / $(NP) : 1 ))}; \
+	    if [ $$(( $(NP) * threads )) -le "$$cores" ]; then bind="--map-by slot:PE=$$threads --bind-to core"; \
+	    else bind="--oversubscribe --bind-to none"; fi; \
+	    cmd="$(MPIRUN) -np $(NP) $$bind -x OMP_NUM_THREADS=$$threads $(BUILD)/step$(STEP) $(ARGS)"; \
+	    echo "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=$$threads $$cmd"; \
+	    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=$$threads $$cmd; \
+	else echo "$(BUILD)/step$(STEP) $(ARGS)"; $(BUILD)/step$(STEP) $(ARGS); fi
+.PHONY: run no-mpi-note
+
 # The ceilings: the GPU's measured FP32 FMA peak and memory bandwidth (step 00's second program),
 # the CPU's FP64 FMA peak on one core and on all, and its memory bandwidth (the first CPU step's).
 $(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o $(OBJ)/common/gpu_peak.o \
@@ -175,6 +260,8 @@ $(BUILD)/test_cli: $(OBJ)/tests/test_cli.o $(HOST_OBJ)
 	$(CC) $(LDFLAGS) $^ -o $@ -lm
 $(BUILD)/test_reference: $(OBJ)/tests/test_reference.o $(HOST_OBJ) $(OBJ)/common/reference_cpu.o
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_CPU)
+$(BUILD)/test_dist: $(OBJ)/tests/test_dist.o $(HOST_OBJ) $(OBJ)/common/dist_layout.o $(OBJ)/common/dist_data.o
+	$(CC) $(LDFLAGS) $^ -o $@ -lm
 
 # ---------------------------------------------------------------- tests
 # The README's test command. Ends with "N passed, N failed"; non-zero on failure.
@@ -190,7 +277,7 @@ test:
 check: need-step
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP)
-	@tests/check.sh $(STEP)
+	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP))
 
 # compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.
 sanitize:
@@ -277,6 +364,7 @@ help:
 	@echo "make all             every step, build/peak, build/cpu_peak and the unit tests"
 	@echo "make test            build everything and run every test this machine can run"
 	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check; ARGS=...)"
+	@echo "make run STEP=NN     run one step (ARGS=...); an MPI step under mpirun on NP ranks (NP=4), the line printed"
 	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps"
 	@echo "make tune            choose step $(TUNED_STEP)'s tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"

@@ -89,6 +89,8 @@ for d in steps/[0-9][0-9]_*/; do
     [ -n "$kind" ] || continue # not a step (no kernel source)
     # (a CPU+GPU step, Part III, runs where the GPU steps run: its data is the GPU machine's)
     { [ "$kind" = gpu ] || [ "$kind" = hybrid ]; } && [ "$RUN_GPU" -eq 0 ] && continue
+    # (an MPI step, Part III, runs under mpirun where Open MPI is: one rank per core, one thread each)
+    [ "$kind" = mpi ] && ! have_mpi && { echo "   $step left out: $(mpi_missing)"; continue; }
     [ -n "$STEPS_ARG" ] && ! in_list "${step%%_*}" "$STEPS_ARG" && continue
     STEPS="$STEPS $step"
 done
@@ -244,6 +246,15 @@ rows_wanted() {
     if [ "$QUICK" -eq 1 ]; then echo 3; return; fi
     "$1" --help | sed -n "s/^This step's default sweep: //p" | tr ',' '\n' | grep -c .
 }
+# launcher STEP: what starts the step: nothing for most; for an MPI step, mpirun with one rank per
+# physical core, one thread each, bound to its core (Open MPI's run-as-root switches set: containers).
+PHYS_CORES=$(lscpu -p=core,socket 2>/dev/null | grep -v '^#' | sort -u | grep -c .)
+[ "$PHYS_CORES" -gt 0 ] 2>/dev/null || PHYS_CORES=$(nproc)
+launcher() {
+    [ "$(step_kind "$1")" = mpi ] || return 0
+    echo env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+        "${MPIRUN:-mpirun}" -np "$PHYS_CORES" --map-by slot:PE=1 --bind-to core
+}
 DONE=0
 declare -A RESULT=() # what happened to each step in this run, for the summary
 for step in $STEPS; do
@@ -262,7 +273,8 @@ for step in $STEPS; do
     [ "$eta" != "?" ] && eta="~$(( (eta + 30) / 60 )) min" && [ "$eta" = "~0 min" ] && eta="<1 min"
     echo "== [$DONE/$NSTEPS] $step ($(elapsed) elapsed, $eta left)"
     t0=$(date +%s)
-    run_bg "$csv.tmp" "$bin" "${SWEEP[@]}" --csv "$csv.tmp"; rc=$?
+    # shellcheck disable=SC2046 # (the launcher's words are meant to split)
+    run_bg "$csv.tmp" $(launcher "$step") "$bin" "${SWEEP[@]}" --csv "$csv.tmp"; rc=$?
     secs=$(( $(date +%s) - t0 ))
     took "$step" "$secs"
     echo "seconds_$n=$secs" >>"$dir/meta.txt"

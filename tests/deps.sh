@@ -11,7 +11,7 @@
 # libraries (implicit declarations are errors), then run. Another BLAS that owns <cblas.h>
 # (netlib's libblas-dev) fails it, where a check of the header alone would not.
 # Optional: nvcc (without it, the GPU steps are not built and say so), gnuplot (charts),
-# doxygen (docs); their tests skip without them.
+# doxygen (docs), Open MPI and ScaLAPACK (the MPI step and its baseline); their tests skip without them.
 # Exit 0 when everything required is there; 1 otherwise, with the exact command to run.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -62,6 +62,10 @@ missing_required() { # the Debian packages that would supply what the build lack
 missing_optional() {
     command -v gnuplot >/dev/null 2>&1 || echo gnuplot-nox
     command -v doxygen >/dev/null 2>&1 || echo doxygen
+    # Step 23: Open MPI (mpirun; mpicc) and ScaLAPACK, its baseline.
+    command -v mpirun >/dev/null 2>&1 || echo openmpi-bin
+    command -v mpicc >/dev/null 2>&1 || echo libopenmpi-dev
+    pkg-config --exists scalapack-openmpi 2>/dev/null || echo libscalapack-openmpi-dev
 }
 
 required=$(missing_required | tr '\n' ' ')

@@ -20,25 +20,32 @@ report_not_run() {
 }
 not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
 
-# Step directories by kind: steps/NN_name with kernel.cu (GPU) or kernel.c (CPU).
+# Step directories by kind: steps/NN_name with kernel.cu (GPU) or kernel.c (CPU); a kernel.c that
+# includes <mpi.h> is an MPI step (the Makefile's rule too), run under mpirun, not a CPU step.
+is_mpi_step() { grep -q '^.include <mpi.h>' "steps/$1/kernel.c" 2>/dev/null; }
 # A kernel.cu that says TARGET_HYBRID is a CPU+GPU step (Part III; the Makefile's rule too): it runs
 # without a GPU as well, on the CPU alone.
 is_hybrid_step() { grep -q 'TARGET_HYBRID' "steps/$1/kernel.cu" 2>/dev/null; }
 gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && ! is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
 hybrid_steps() { for d in steps/[0-9][0-9]_*/; do is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
-cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && basename "$d"; done; }
+cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && ! is_mpi_step "$(basename "$d")" && basename "$d"; done; }
+mpi_steps() { for d in steps/[0-9][0-9]_*/; do is_mpi_step "$(basename "$d")" && basename "$d"; done; }
 step_bin() { echo "build/step${1%%_*}"; }
 # The steps this machine builds: the CPU steps, and the GPU steps where there is nvcc.
 built_steps() { { if have_nvcc; then gpu_steps; hybrid_steps; fi; cpu_steps; } | sort; }
 # threaded_steps: the CPU steps that run on all threads (.cpu_threads = 0 in their source).
 threaded_steps() { for s in $(cpu_steps); do grep -q '\.cpu_threads = 0' "steps/$s/kernel.c" && echo "$s"; done; }
-# step_kind NN_name: hybrid (a kernel.cu with TARGET_HYBRID), gpu (kernel.cu), cpu (kernel.c), or nothing
-# for a directory that is not a step.
+# step_kind NN_name: hybrid (a kernel.cu with TARGET_HYBRID), gpu (kernel.cu), mpi (a kernel.c with
+# <mpi.h>), cpu (kernel.c), or nothing for a directory that is not a step.
 step_kind() {
     if is_hybrid_step "$1"; then echo hybrid
     elif [ -f "steps/$1/kernel.cu" ]; then echo gpu
+    elif is_mpi_step "$1"; then echo mpi
     elif [ -f "steps/$1/kernel.c" ]; then echo cpu; fi
 }
+# MPI: mpicc builds the MPI steps, mpirun starts them (Open MPI: both in openmpi-bin, libopenmpi-dev).
+have_mpi() { command -v "${MPICC:-mpicc}" >/dev/null 2>&1 && command -v "${MPIRUN:-mpirun}" >/dev/null 2>&1; }
+mpi_missing() { have_mpi || echo "no MPI (apt-get install openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)"; }
 
 # A CUDA device is present when the driver lists one; nvcc is needed to build the GPU steps at all.
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }

@@ -29,6 +29,7 @@ done
 
 . tests/cli.sh
 . tests/steps.sh
+. tests/mpi.sh # the MPI step under mpirun (skips, counted as not run, without MPI)
 . tests/mutants.sh
 . tests/tune.sh
 . tests/artifacts.sh

@@ -325,11 +325,15 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
     {
         const int t = omp_get_thread_num();
         double *Ap = pack_buffer(&packs.Ap[t], &packs.a_len[t], (size_t)(mc_block + MR) * kc_max, "packed A");
+        /* C = beta * C, columns split over the threads (C not read if beta == 0). Nothing to do when beta
+         * == 1, as in BLAS: Part III calls this step once per panel of K with beta = 1 after the first. */
+        if (beta != 1.0) {
 #pragma omp for schedule(static)
-        for (int j = 0; j < N; ++j) { /* C = beta * C, columns split over the threads (C not read if beta == 0) */
-            double *c = &C[(size_t)j * ldc];
-            for (int i = 0; i < M; ++i)
-                c[i] = beta == 0.0 ? 0.0 : beta * c[i];
+            for (int j = 0; j < N; ++j) {
+                double *c = &C[(size_t)j * ldc];
+                for (int i = 0; i < M; ++i)
+                    c[i] = beta == 0.0 ? 0.0 : beta * c[i];
+            }
         }
         for (int jc = 0; jc < N; jc += NC) {
             const int nc = min_int(NC, N - jc);

@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# The MPI step (step 23) under mpirun: sourced by tests/run.sh after tests/steps.sh; run alone,
+# `tests/mpi.sh --check` is `make check STEP=23` (the grids over the shape set, with ARGS, and one timed
+# shape) and ends with "N passed, N failed".
+#
+# On 1, 2, 3 and 4 ranks (oversubscribed where the cores are fewer, one thread each): grids 1x1, 2x1,
+# 1x2, 3x1, 2x2 over odd shapes where some ranks own no rows, no columns or no part of K; every
+# alpha/beta class (beta 0 with C poisoned, alpha 0, general), padded and absolute leading dimensions,
+# overlap 0 and 1, panel widths that do not divide K, threads per rank; the ScaLAPACK baseline present
+# (its result compared with the verified one on every checked shape), switched off, and built without;
+# planted bugs that the verifier must catch; bad command lines, a grid that does not match the ranks,
+# a rank that runs out of memory: the exit codes, one line, and no hang (every mpirun has a timeout).
+# Without MPI, the checks are counted as not run.
+
+STANDALONE=0
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    STANDALONE=1
+    set -u
+    cd "$(dirname "$0")/.." || exit 2
+    . tests/lib.sh
+    . tests/shapes.sh
+    SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
+    CHECK_ARGS=${ARGS:-}
+    echo "tests/mpi.sh: seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
+fi
+MPI_ONLY_CHECK=0; [ "$STANDALONE" -eq 1 ] && [ "${1:-}" = --check ] && MPI_ONLY_CHECK=1
+
+# Odd shapes: M = 2 on 3 process rows and 1x1x1 on 2x2 leave ranks without rows or columns, K = 1 leaves
+# ranks without a part of K, N = 1 on 1x2 a rank without columns; 300x200x250 spans several panels.
+MPI_SHAPES="1x1x1,2x5x7,7x5x3,5x7x1,31x33x17,64x64x64,127x129x257,255x1x513,300x200x250"
+MPI_SMALL="1x1x1,2x5x7,7x5x3,5x7x1,31x33x17,127x129x257"
+MPI_GRIDS="1:1x1 2:2x1 2:1x2 3:3x1 4:2x2" # ranks:PxQ
+MPI_TIMEOUT=${MPI_TIMEOUT:-120}             # seconds for one mpirun: a hang fails instead of hanging
+MPI_BIN=build/step23
+MPI_TMP=$(mktemp -d)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # the tests may run as root
+# A job whose ranks exit non-zero (every failed check, every usage error) is ended at once, not after
+# Open MPI's default second of grace (the ranks have printed and passed MPI_Finalize by then).
+export OMPI_MCA_odls_base_sigkill_timeout=0
+
+section "MPI step: SUMMA on process grids under mpirun"
+# The layout and the data by global index need no MPI: their unit test runs everywhere.
+if out=$(build/test_dist 2>&1) && [[ "$(tail -n 1 <<<"$out")" == *" 0 failed" ]]; then
+    pass "build/test_dist: $(tail -n 1 <<<"$out")"
+else
+    fail "build/test_dist: $(grep -m1 FAIL <<<"$out")"; printf '%s\n' "$out" | grep FAIL | sed 's/^/    /'
+fi
+DRY=$(mpi_missing)
+[ -z "$DRY" ] && [ ! -x "$MPI_BIN" ] && { fail "$MPI_BIN was not built (make step23)"; DRY="$MPI_BIN not built"; }
+
+# launcher NAME RANKS BIN [args...]: a script $MPI_TMP/NAME that runs BIN under mpirun on RANKS ranks (one
+# thread each unless RANK_THREADS is set), with the timeout; run_shape_set runs it as it runs a step.
+launcher() {
+    local name=$1 np=$2 bin=$3; shift 3
+    cat >"$MPI_TMP/$name" <<EOF
+#!/bin/sh
+export OMP_NUM_THREADS=\${RANK_THREADS:-1}
+exec timeout -k 5 $MPI_TIMEOUT ${MPIRUN:-mpirun} -q -np $np --oversubscribe --bind-to none $bin $* "\$@"
+EOF
+    chmod +x "$MPI_TMP/$name"
+    echo "$MPI_TMP/$name"
+}
+
+# grid_runs BIN SHAPES [args...]: every grid over SHAPES at every alpha/beta class: beta 0 (C poisoned)
+# tight with the default panel and overlap; the two general classes padded, with panel widths 5 and 7
+# (neither divides the K of most shapes), overlap 1 and 0; alpha 0 padded.
+grid_runs() {
+    local bin=$1 shapes=$2 g np grid run; shift 2
+    for g in $MPI_GRIDS; do
+        np=${g%%:*} grid=${g#*:}
+        run=$(launcher "np$np-grid$grid" "$np" "$bin" --param "grid=$grid" "$@")
+        run_shape_set "$run" "$shapes" 1 0
+        # shellcheck disable=SC2086
+        run_shape_set "$run" "$shapes" -1.5 0.5 $PADDING --param panel=5
+        # shellcheck disable=SC2086
+        run_shape_set "$run" "$shapes" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0
+        # shellcheck disable=SC2086
+        run_shape_set "$run" "$MPI_SMALL" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING --param panel=3
+    done
+}
+
+# expect_exit WANT LABEL COMMAND...: COMMAND exits WANT (not 124: no hang) with exactly one "error:" line
+# (WANT != 0); its stderr is kept in $MPI_TMP/err.
+expect_exit() {
+    local want=$1 label=$2; shift 2
+    if [ -n "$DRY" ]; then not_run 1 "$DRY"; return; fi
+    "$@" >"$MPI_TMP/out" 2>"$MPI_TMP/err"; local rc=$? nerr
+    nerr=$(grep -c 'error:' "$MPI_TMP/err")
+    if [ "$rc" -eq "$want" ] && { [ "$want" -eq 0 ] || [ "$nerr" -eq 1 ]; }; then
+        pass "$label -> exit $rc${nerr:+: $(grep -m1 'error:' "$MPI_TMP/err" | sed 's/.*error: //')}"
+    else
+        fail "$label: want exit $want and one error line, got exit $rc$([ "$rc" -eq 124 ] && echo ' (it hung)'), $nerr error lines: $(grep -m1 'error:' "$MPI_TMP/err")"
+    fi
+}
+
+# ---- the shape set on every grid (the baseline timed and compared on every checked shape)
+t0=$SECONDS p0=$PASSED f0=$FAILED
+grid_runs "$MPI_BIN" "$MPI_SHAPES"
+[ -z "$DRY" ] && echo "  grids 1x1 2x1 1x2 3x1 2x2: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+
+if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
+    section "one timed shape: 1024^3 on 4 ranks"
+    if [ -z "$DRY" ]; then
+        # shellcheck disable=SC2086
+        "$(launcher timed 4 "$MPI_BIN")" -m 1024 --seed "$SEED" $CHECK_ARGS 2>&1 | grep -v '^usage\|^ *\['
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -eq 0 ] && pass "$MPI_BIN on 4 ranks, 1024^3: verified and timed" || fail "$MPI_BIN -m 1024 on 4 ranks: exit $rc"
+    fi
+    rm -rf "$MPI_TMP"
+    echo
+    [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
+    report_not_run
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+    exit
+fi
+
+# ---- threads per rank, absolute leading dimensions, the process the job starts without mpirun
+RANK_THREADS=2 run_shape_set "$(launcher np2-threads 2 "$MPI_BIN")" "$MPI_SMALL,300x200x250" -1.5 0.5 $PADDING
+# --lda L is each local array's: L = 20 holds the 16 rows of 31 on 2x1's first rank
+run_shape_set "$(launcher np2-ld 2 "$MPI_BIN" --param grid=2x1)" "31x33x17" 0.75 -1.25 --lda 20 --ldb 10 --ldc 17
+if [ -n "$DRY" ]; then not_run 1 "$DRY"
+elif "$MPI_BIN" --sizes "$MPI_SMALL" --reps 1 --warmup 0 --seed "$SEED" --quiet >/dev/null 2>"$MPI_TMP/err"; then
+    pass "$MPI_BIN without mpirun (one rank, MPI's singleton start)"
+else fail "$MPI_BIN without mpirun: $(grep -m1 error "$MPI_TMP/err")"; fi
+
+# ---- step 22 as the node-level routine (local=hybrid), where nvcc built it in: on 2 ranks, each with its
+# own CPU side and, where there is a GPU, both sharing it (correctness, not speed); 2x1 gives each rank
+# an edge in M, the padded run small panels and overlap 0
+if [ -z "$DRY" ] && have_nvcc; then
+    run=$(launcher np2-hybrid 2 "$MPI_BIN" --param grid=2x1 --param local=hybrid)
+    run_shape_set "$run" "$MPI_SMALL,300x200x250" 1 0
+    # shellcheck disable=SC2086
+    run_shape_set "$run" "$MPI_SMALL,300x200x250" -1.5 0.5 $PADDING --param panel=7 --param overlap=0
+elif [ -z "$DRY" ]; then
+    not_run $(( 2 * $(shape_count "$MPI_SMALL,300x200x250") )) "no nvcc: step 23 is built without local=hybrid"
+else
+    not_run $(( 2 * $(shape_count "$MPI_SMALL,300x200x250") )) "$DRY"
+fi
+
+# ---- the baseline: present (named in every row), switched off, built without
+section "MPI step: the ScaLAPACK baseline"
+if [ -n "$DRY" ]; then not_run 4 "$DRY"
+else
+    csv=$MPI_TMP/base.csv
+    "$(launcher np4 4 "$MPI_BIN")" -m 100 -n 90 -k 80 --reps 1 --warmup 0 --quiet --csv "$csv" 2>/dev/null
+    if [ -n "$(make -s --no-print-directory print-HAVE_SCALAPACK)" ]; then
+        tail -n 1 "$csv" | grep -q ',PASS,ScaLAPACK PDGEMM grid 2x2 nb=256 on ' &&
+            pass "baseline: PDGEMM on the same 2x2 grid, named in the CSV row, its result the verified one's" ||
+            fail "baseline: the CSV row does not name PDGEMM on a 2x2 grid: $(tail -n 1 "$csv")"
+    else
+        not_run 1 "no ScaLAPACK (apt-get install $(make -s --no-print-directory print-SCALAPACK_PKG))"
+    fi
+    rm -f "$csv"
+    "$(launcher np2-nobase 2 "$MPI_BIN" --param baseline=none)" -m 64 --reps 1 --warmup 0 --quiet --csv "$csv" 2>/dev/null
+    tail -n 1 "$csv" | grep -q ',nan,nan,[^,]*,PASS,none (switched off: baseline=none) grid 1x2' &&
+        pass "baseline=none: the row verifies, its baseline is none" || fail "baseline=none: $(tail -n 1 "$csv")"
+    rm -f "$csv"
+    # A build without ScaLAPACK (its own build directory, kept between runs).
+    nosl=build/mpi-noscalapack
+    if make -s --no-print-directory -j"$(nproc)" BUILD="$nosl" SCALAPACK=none "$nosl/step23" >"$MPI_TMP/nosl.log" 2>&1 &&
+       [ -x "$nosl/step23" ]; then
+        pass "make SCALAPACK=none builds the MPI step without a baseline"
+        "$(launcher np4-nosl 4 "$nosl/step23")" --sizes "$MPI_SMALL" --alpha -1.5 --beta 0.5 --reps 1 --warmup 0 --quiet \
+            --csv "$csv" $PADDING 2>"$MPI_TMP/err"; rc=$?
+        rows=$(tail -n +2 "$csv" 2>/dev/null | grep -c ',PASS,none (install libscalapack-openmpi-dev and rebuild) grid 2x2')
+        [ "$rc" -eq 0 ] && [ "$rows" -eq "$(shape_count "$MPI_SMALL")" ] &&
+            pass "built without ScaLAPACK: every shape verifies on 2x2, the baseline says what to install" ||
+            fail "built without ScaLAPACK: exit $rc, $rows rows: $(grep -m1 error "$MPI_TMP/err")"
+    else fail "make SCALAPACK=none: $(grep -m1 -E 'error|Error' "$MPI_TMP/nosl.log")"; fi
+fi
+
+# ---- the split and the communication volume: measured bytes equal the formula
+if [ -n "$DRY" ]; then not_run 1 "$DRY"
+else
+    line=$("$(launcher np4 4 "$MPI_BIN")" -m 300 -n 200 -k 250 --reps 2 --warmup 0 --param baseline=none 2>/dev/null | grep 'split per rank')
+    got=$(sed -n 's/.*received \([0-9]*\) B (formula \([0-9]*\) B.*/\1 \2/p' <<<"$line")
+    # 2x2: rank (0,0) holds 150x100 of C and 125 of K's 250 on each side: 8 * (150 * 125 + 100 * 125) bytes
+    [ "$got" = "250000 250000" ] &&
+        pass "2x2, 300x200x250: each rank receives 8 (M/P (K - K/Q) + N/Q (K - K/P)) = 250000 bytes, measured and by formula" ||
+        fail "communication volume on 2x2, 300x200x250: got '$got' (want 250000 250000): $line"
+fi
+
+# ---- planted bugs: the verifier must mark rows FAIL (not a crash, not a refusal)
+section "MPI step: planted bugs must be caught"
+MPI_MUT=build/mutants
+# build_mpi_mutant NAME PERL_SUBSTITUTION: step 23's kernel.c with one change, compiled and linked as the step is.
+build_mpi_mutant() {
+    local name=$1 subst=$2 mpicc cflags objs libs
+    mkdir -p "$MPI_MUT"
+    perl -0pe "$subst" steps/23_distributed/kernel.c >"$MPI_MUT/$name.c"
+    if cmp -s "$MPI_MUT/$name.c" steps/23_distributed/kernel.c; then
+        fail "mutant $name: the substitution no longer matches steps/23_distributed/kernel.c (update the test)"; return 1
+    fi
+    mpicc=$(make -s --no-print-directory print-MPICC); cflags=$(make -s --no-print-directory print-CFLAGS)
+    objs=$(make -s --no-print-directory print-MPI_STEP_OBJS)
+    libs="$(make -s --no-print-directory print-LDLIBS_CPU) $(make -s --no-print-directory print-SCALAPACK_LIBS) -ldl"
+    # shellcheck disable=SC2086
+    if ! { $mpicc $cflags -c "$MPI_MUT/$name.c" -o "$MPI_MUT/$name.o" &&
+           $mpicc -fopenmp "$MPI_MUT/$name.o" $objs -o "$MPI_MUT/$name" $libs; } >"$MPI_MUT/$name.log" 2>&1; then
+        fail "mutant $name does not build: $(grep -m1 error "$MPI_MUT/$name.log")"; return 1
+    fi
+}
+# expect_mpi_caught NAME WHAT: the mutant on every grid at every alpha/beta class (small shapes).
+expect_mpi_caught() {
+    local p0=$PASSED f0=$FAILED r0=$FAIL_ROWS failures0=$FAILURES caught total
+    grid_runs "$MPI_MUT/$1" "$MPI_SMALL" >/dev/null
+    caught=$((FAIL_ROWS - r0)) total=$((PASSED - p0 + FAILED - f0))
+    PASSED=$p0 FAILED=$f0 FAIL_ROWS=$r0 FAILURES=$failures0
+    if [ "$caught" -gt 0 ]; then pass "$2: caught ($caught of $total checks fail)"
+    else fail "$2: NOT caught (all $total checks pass)"; fi
+}
+if [ -n "$DRY" ]; then not_run 3 "$DRY"
+else
+    # 1. The last panel of K never computed: the loop ends as soon as the last broadcast has arrived.
+    build_mpi_mutant dropped_last_panel \
+        's/(update\(L, now, alpha, t == 0 \? beta : 1\.0, C, ldc, st\);\n)(\s*if \(k1 >= L->k\)\n\s*return;\n)/$2$1/' &&
+        expect_mpi_caught dropped_last_panel "SUMMA that drops the last panel of K"
+    # 2. Every panel of B broadcast from process row 0: its owner packs it, but the root sends its own buffer.
+    build_mpi_mutant wrong_root 's/f->p\.b_root, L->g->col_comm/0, L->g->col_comm/g' &&
+        expect_mpi_caught wrong_root "panels of B broadcast from process row 0 instead of their owner"
+    # 3. With overlap, the update reads the buffers that the next panel is arriving in.
+    build_mpi_mutant wrong_buffer 's/update\(L, now, alpha/update(L, next, alpha/' &&
+        expect_mpi_caught wrong_buffer "the overlapped loop computing with the panel in flight"
+fi
+
+# ---- errors: exit codes, one line, no hang
+section "MPI step: errors end every rank with the documented code, in one line"
+if [ -z "$DRY" ]; then
+    np4=$(launcher np4 4 "$MPI_BIN") np2=$(launcher np2 2 "$MPI_BIN")
+    expect_exit 2 "grid 3x1 on 4 ranks" "$np4" -m 8 --param grid=3x1
+    expect_exit 2 "grid 'x2'" "$np2" -m 8 --param grid=x2
+    expect_exit 2 "panel=0" "$np4" -m 8 --param panel=0
+    expect_exit 2 "unknown --param" "$np4" -m 8 --param nosuch=1
+    expect_exit 2 "overlap=2" "$np2" -m 8 --param overlap=2
+    expect_exit 2 "non-numeric size, 4 ranks" "$np4" -m abc
+    expect_exit 2 "--lda below the largest local block (2x1: 16 rows of 31)" "$(launcher np2-21 2 "$MPI_BIN" --param grid=2x1)" -m 31 --lda 15
+    expect_exit 2 "unwritable --csv" "$np4" -m 8 --csv "$MPI_TMP/no/such/dir/x.csv"
+    [ ! -e "$MPI_TMP/no/such/dir/x.csv" ] && pass "unwritable --csv: nothing created" || fail "unwritable --csv: a file was created"
+    if have_nvcc; then # built in (its shape set runs above)
+        expect_exit 0 "local=hybrid, built in (nvcc)" "$np4" -m 8 --param local=hybrid
+    else
+        expect_exit 4 "local=hybrid, not built in (no nvcc)" "$np4" -m 8 --param local=hybrid
+    fi
+    expect_exit 0 "--help on 4 ranks" "$np4" --help
+    [ "$(grep -c "^This step's default sweep: [0-9,]*$" "$MPI_TMP/out")" -eq 1 ] &&
+        pass "--help on 4 ranks: printed once, names the default sweep" || fail "--help on 4 ranks: $(grep -c '^usage:' "$MPI_TMP/out") usages"
+    # One rank out of memory (a data-size limit on rank 1 alone: not an address-space one, which the CUDA
+    # libraries of a build with local=hybrid would use up before MPI starts): exit 3 from its one line,
+    # the others ended.
+    big="-m 12000 -n 12000 -k 1 --reps 1 --warmup 0 --no-check --param baseline=none"
+    # shellcheck disable=SC2086
+    expect_exit 3 "rank 1 out of memory" env OMP_NUM_THREADS=1 timeout -k 5 "$MPI_TIMEOUT" "${MPIRUN:-mpirun}" -q \
+        --oversubscribe -np 1 "$MPI_BIN" $big : -np 1 bash -c "ulimit -d 900000; exec $MPI_BIN $big"
+    grep -q '^step23 (rank 1): error: out of host memory' "$MPI_TMP/err" && pass "the out-of-memory line names rank 1" ||
+        fail "the out-of-memory line: $(grep -m1 error "$MPI_TMP/err")"
+    # make run prints the mpirun line it runs.
+    out=$(OMP_NUM_THREADS=1 timeout "$MPI_TIMEOUT" make --no-print-directory run STEP=23 NP=2 ARGS="-m 40 --reps 1 --warmup 0 --quiet" 2>&1); rc=$?
+    [ "$rc" -eq 0 ] && grep -q '^OMPI_ALLOW_RUN_AS_ROOT=1 .*mpirun -np 2 .*build/step23 -m 40' <<<"$out" &&
+        pass "make run STEP=23 NP=2 prints its mpirun line and runs it" || fail "make run STEP=23 NP=2: exit $rc: $(head -n 2 <<<"$out")"
+else
+    not_run 15 "$DRY"
+fi
+
+# ---- the scaling script, at a small size
+section "MPI step: the scaling script"
+if [ -n "$DRY" ]; then not_run 1 "$DRY"
+elif steps/23_distributed/scaling.sh --size 192 --ranks "1 2 4" --mixed 2x2 --out "$MPI_TMP/scaling" >"$MPI_TMP/scaling.log" 2>&1 &&
+     [ "$(tail -n +2 "$MPI_TMP/scaling/summa.csv" | grep -c ',PASS,')" -eq 5 ] &&
+     [ "$(tail -n +2 "$MPI_TMP/scaling/scaling.csv" | grep -c ',PASS,')" -eq 5 ] && [ -s "$MPI_TMP/scaling/table.txt" ] &&
+     { ! command -v gnuplot >/dev/null 2>&1 || [ -s "$MPI_TMP/scaling/scaling.png" ]; }; then
+    pass "steps/23_distributed/scaling.sh --size 192: 1, 2, 4 ranks, 2x2 threads, overlap 0: CSVs, table, chart"
+else fail "steps/23_distributed/scaling.sh --size 192: $(grep -m1 -iE 'error|fail' "$MPI_TMP/scaling.log")"; fi
+
+rm -rf "$MPI_TMP"
+DRY=""
+if [ "$STANDALONE" -eq 1 ]; then
+    echo
+    [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
+    report_not_run
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+fi
