@@ -274,10 +274,10 @@ test:
 # One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
 # NaN poison) and one timed shape against the baseline. Needs no other step built.
 # ARGS="--param NAME=VALUE" checks the step with one of its settings.
-check: need-step
+check: need-step $(if $(strip $(SRC)),lab-src)
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP)
-	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP))
+	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP) $(if $(LAB_SRC),$(LAB_BIN))
+	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP) $(if $(LAB_SRC),$(LAB_BIN) $(LAB_SRC)))
 
 # compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.
 sanitize:
@@ -291,6 +291,55 @@ tune: $(GPU_STEP_OBJS)
 	@TUNE_NVCC="$(NVCC) $(NVFLAGS)" TUNE_LINK="$(NVCC) $(GENCODE) $(NVLDFLAGS)" TUNE_OBJS="$^" \
 	    TUNE_LIBS="$(LDLIBS_GPU)" $(TUNED_DIR)/tune.sh $(TUNE_ARGS)
 	@$(MAKE) --no-print-directory $(BUILD)/step$(TUNED_STEP)
+
+# ---------------------------------------------------------------- labs (make lab, make check SRC=)
+# `make lab STEP=NN [DIR=lab_NN]`: a student's workspace for the lab of step NN (labs/NN.md; DIR relative
+# to this directory unless absolute, refused if not empty): the kernel with its LAB regions cut out, the
+# lesson, a README and a Makefile that calls the two targets below with the student's file (labs/make_lab.sh).
+# `make check STEP=NN SRC=FILE`: FILE, a copy of the step's kernel, is built with the step's flags against
+# common/ into $(LAB_OUT)/stepNN_student and checked in place of the step, then timed against the step
+# itself (the reference solution) and the vendor library (tests/check.sh). `make lab-build ...` only builds.
+DIR ?= lab_$(STEP)
+lab: need-step
+	@labs/make_lab.sh $(STEP) "$(DIR)"
+LAB_OUT ?= $(BUILD)/lab
+LAB_SRC := $(if $(strip $(SRC)),$(abspath $(SRC)))
+LAB_BIN := $(LAB_OUT)/step$(STEP)_student
+LAB_OBJ := $(LAB_OUT)/step$(STEP)_student.o
+LAB_GPU := $(filter %.cu,$(LAB_SRC))
+# SRC must exist and be the same kind as the step's kernel (kernel.cu: a .cu file); the MPI step and the
+# hybrid step (several sources) take no SRC=.
+lab-src: need-step
+	@test -n "$(LAB_SRC)" || { echo "error: say which file, e.g. make $(MAKECMDGOALS) STEP=$(STEP) SRC=lab_$(STEP)/kernel.cu"; exit 2; }
+	@test -f "$(LAB_SRC)" || { echo "error: SRC=$(SRC): no such file"; exit 2; }
+	@test -z "$(filter $(STEP_DIR),$(MPI_STEP_DIRS) $(HYBRID_STEP_DIRS))" || \
+	    { echo "error: step $(STEP) takes no SRC= (only the CPU and GPU steps of Parts I and II)"; exit 2; }
+	@test "$(suffix $(LAB_SRC))" = "$(suffix $(wildcard $(STEP_DIR)/kernel.c $(STEP_DIR)/kernel.cu))" || \
+	    { echo "error: SRC=$(SRC) is not a $(suffix $(wildcard $(STEP_DIR)/kernel.c $(STEP_DIR)/kernel.cu)) file like $(STEP_DIR)'s kernel"; exit 2; }
+lab-build: lab-src
+	@$(MAKE) --no-print-directory $(LAB_BIN)
+.PHONY: lab lab-src lab-build
+ifneq ($(LAB_SRC),)
+# The stamp holds the source's path, so that another SRC= rebuilds the binary.
+LAB_STAMP := $(LAB_OUT)/step$(STEP)_student.src
+$(shell mkdir -p $(LAB_OUT) && { [ "$$(cat $(LAB_STAMP) 2>/dev/null)" = "$(LAB_SRC)" ] || echo "$(LAB_SRC)" > $(LAB_STAMP); })
+$(LAB_OBJ): $(LAB_SRC) $(LAB_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(LAB_GPU),$(NVCC) $(NVFLAGS),$(CC) $(CFLAGS) -O3 -fopenmp) -c $< -o $@
+ifneq ($(LAB_GPU),)
+ifneq ($(HAVE_NVCC),)
+$(LAB_BIN): $(LAB_OBJ) $(GPU_STEP_OBJS)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
+else
+$(LAB_BIN):
+	@echo "make: $@ is a GPU step: $(NO_NVCC_NOTE)"; exit 2
+endif
+else
+$(LAB_BIN): $(LAB_OBJ) $(CPU_STEP_OBJS)
+	$(CC) -fopenmp $(LDFLAGS) $^ -o $@ $(LDLIBS_CPU)
+endif
+-include $(LAB_OBJ:.o=.d)
+endif
 
 # ---------------------------------------------------------------- reading a step
 # STEP=07 names steps/07_*; the helpers below find its directory and the previous one.
@@ -364,6 +413,8 @@ help:
 	@echo "make all             every step, build/peak, build/cpu_peak and the unit tests"
 	@echo "make test            build everything and run every test this machine can run"
 	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check; ARGS=...)"
+	@echo "make check STEP=NN SRC=FILE   a student's copy of the step's kernel, checked, timed and scored (JSON)"
+	@echo "make lab STEP=NN     a lab's workspace in DIR=lab_NN: the kernel with TODOs, README, lesson (labs/)"
 	@echo "make run STEP=NN     run one step (ARGS=...); an MPI step under mpirun on NP ranks (NP=4), the line printed"
 	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps"
 	@echo "make tune            choose step $(TUNED_STEP)'s tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the "Measured" table of every lesson from the committed data, between the markers
 # <!-- measured:begin --> and <!-- measured:end --> in steps/NN_*/README.md, then every figure in the
-# lessons' and the README's prose that comes from data (plots/figures.pl: <!--=EXPR-->VALUE<!--/-->).
+# prose of the lessons, the README, the answer sketches (docs/answers.md) and the labs (labs/NN.md) that
+# comes from data (plots/figures.pl: <!--=EXPR-->VALUE<!--/-->).
 #
 #   plots/lesson_tables.sh            rewrite the lessons
 #   plots/lesson_tables.sh --check    exit 1 if a lesson's table or figure is out of date
@@ -75,6 +76,7 @@ for d in steps/[0-9][0-9]_*/; do
     fi
     rm -f "$new"
 done
-plots/figures.pl ${1:+"$1"} "$GPU_DATA" "$CPU_DATA" steps/[0-9][0-9]_*/README.md README.md || status=1
+plots/figures.pl ${1:+"$1"} "$GPU_DATA" "$CPU_DATA" steps/[0-9][0-9]_*/README.md README.md docs/answers.md \
+    labs/[0-9][0-9].md || status=1
 [ "${1:-}" = "--check" ] && [ "$status" -eq 0 ] && echo "lesson_tables: every lesson's table and figure matches $GPU_DATA and $CPU_DATA"
 exit $status

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# make check STEP=NN [ARGS="--param ..."]: one step checked as an exercise is: the shape set (odd
+# make check STEP=NN [ARGS="--param ..."] [SRC=FILE]: one step checked as an exercise is: the shape set (odd
 # shapes, padded leading dimensions, alpha and beta, NaN-poisoned C) with the step's other settings,
-# then one timed shape against the vendor library. Ends with "N passed, N failed"; non-zero on failure,
-# 4 where this machine cannot run the step (a GPU step without a CUDA device).
+# then one timed shape against the vendor library. With SRC= (a lab: tests/check.sh NN BIN SRC), BIN,
+# built from the student's SRC, is checked in place of the step, and the timed shape is timed for the
+# step itself too (the reference solution). Prints "N passed, N failed", a table, and last one line of
+# JSON (the lab's grade: docs/teachers.md); exit 0 when every check passed, 1 on a failure, 4 where this
+# machine cannot run the step (a GPU step without a CUDA device).
+#
+# For tests/lab.sh only: CHECK_SIZES replaces the shape set (and its small shapes), CHECK_TIMED the
+# timed size, CHECK_VARIANTS=0 leaves out the step's other settings. make check itself always runs the
+# full set.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 . tests/shapes.sh
-STEP=${1:?usage: tests/check.sh NN}
+STEP=${1:?usage: tests/check.sh NN [STUDENT_BIN STUDENT_SRC]}
+student_bin=${2:-} student_src=${3:-}
 src=$(ls steps/"$STEP"_*/kernel.c steps/"$STEP"_*/kernel.cu 2>/dev/null | head -n 1)
 dir=${src%/kernel.c*}
 [ -n "$dir" ] || { echo "make check: no step $STEP under steps/"; exit 2; }
-bin=build/step$STEP
+ref=build/step$STEP bin=build/step$STEP
+[ -n "$student_bin" ] && bin=$student_bin
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
 CHECK_ARGS=${ARGS:-}
-echo "make check: $dir, seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
+echo "make check: ${student_src:+$student_src as }$dir, seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
 if is_hybrid_step "$(basename "$dir")"; then
     # a CPU+GPU step runs on the CPU alone where there is no GPU; its settings are tested by make test
     sizes=$SHAPES timed=2048 no_variants=1
@@ -25,18 +34,69 @@ elif [ -f "$dir/kernel.cu" ]; then
 else
     sizes=$SHAPES timed=1024
 fi
+small=$SMALL_SHAPES
+[ -n "${CHECK_SIZES:-}" ] && sizes=$CHECK_SIZES small=$CHECK_SIZES
+timed=${CHECK_TIMED:-$timed}
 
-section "step $STEP over the shape set"
-run_step "$bin" "$sizes" "$SMALL_SHAPES"
-[ -z "$CHECK_ARGS" ] && [ -z "${no_variants:-}" ] && run_variants "$bin" "$src" "$SMALL_SHAPES"
+section "${student_src:+your }step $STEP over the shape set"
+run_step "$bin" "$sizes" "$small"
+[ -z "$CHECK_ARGS" ] && [ -z "${no_variants:-}" ] && [ "${CHECK_VARIANTS:-1}" != 0 ] && run_variants "$bin" "$src" "$small"
 
+# timed_run BIN CSV: the timed shape, its output shown (less the usage), its row appended to CSV.
+timed_run() {
+    # shellcheck disable=SC2086
+    "$1" -m "$timed" --seed "$SEED" --csv "$2" $CHECK_ARGS 2>&1 | grep -v '^usage\|^ *\['
+    return "${PIPESTATUS[0]}"
+}
+# field CSV COLUMN: a column of the CSV's first row (the header names the columns).
+field() {
+    awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) n = i; next }
+                       NR == 2 && n { print $n; exit }' "$1" 2>/dev/null
+}
 section "one timed shape: ${timed}^3"
-# shellcheck disable=SC2086
-"$bin" -m "$timed" --seed "$SEED" $CHECK_ARGS 2>&1 | grep -v '^usage\|^ *\[' ; rc=${PIPESTATUS[0]}
+timed_csv=$(mktemp) ref_csv=$(mktemp)
+trap 'rm -f "$timed_csv" "$ref_csv"' EXIT
+timed_run "$bin" "$timed_csv"; rc=$?
 [ "$rc" -eq 0 ] && pass "$bin -m $timed: verified and timed" || fail "$bin -m $timed: exit $rc"
+gflops=$(field "$timed_csv" gflops) vendor=$(field "$timed_csv" baseline_gflops)
+device=$(field "$timed_csv" device) vendor_name=$(field "$timed_csv" baseline)
+if [ -n "$student_bin" ]; then
+    echo "the reference solution, $ref (step $STEP itself), on the same shape:"
+    timed_run "$ref" "$ref_csv" | grep -E '^ +M +N|^ +[0-9]+ +[0-9]+ +[0-9]+ '
+    [ "${PIPESTATUS[0]}" -eq 0 ] || echo "make check: warning: the reference $ref did not pass at ${timed}^3: no ratio to it"
+    [ "$(field "$ref_csv" status)" = PASS ] && reference=$(field "$ref_csv" gflops) || reference=""
+    [ -n "$device" ] || device=$(field "$ref_csv" device) # (the student's run died before its row)
+else
+    reference=$gflops # the step is its own reference
+fi
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
 report_not_run
 echo "$PASSED passed, $FAILED failed"
+
+# The grade: correct only if every check ran and passed; score = 100 x min(1, ratio_to_reference / 0.8),
+# 0 unless correct. A figure that was not measured is null.
+correct=false; [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ] && correct=true
+awk -v step="$STEP" -v correct="$correct" -v passed="$PASSED" -v total=$((PASSED + FAILED)) -v g="$gflops" \
+    -v r="$reference" -v v="$vendor" -v device="$device" -v vname="${vendor_name:-the vendor library}" \
+    -v who="${student_bin:+your kernel}" -v ref="$ref" '
+    function num(x) { return x ~ /^[0-9.eE+-]+$/ && x + 0 > 0 }
+    function fmt(x, f) { return num(x) ? sprintf(f, x) : "null" }
+    function json_string(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
+    BEGIN {
+        rr = num(g) && num(r) ? g / r : ""; rv = num(g) && num(v) ? g / v : ""
+        score = correct == "true" && rr != "" ? int(100 * (rr / 0.8 < 1 ? rr / 0.8 : 1) + 0.5) : 0
+        if (who == "") who = "step " step
+        printf "\n%-34s %12s %14s %12s\n", "", "GFLOP/s", "vs reference", "vs vendor"
+        printf "%-34s %12s %14s %12s\n", who, fmt(g, "%.1f"), fmt(rr, "%.3f"), fmt(rv, "%.3f")
+        if (who != "step " step) printf "%-34s %12s %14s %12s\n", "reference (" ref ")", fmt(r, "%.1f"), "1.000", num(r) && num(v) ? sprintf("%.3f", r / v) : "null"
+        printf "%-34s %12s %14s %12s  %s\n", "vendor", fmt(v, "%.1f"), "", "1.000", vname
+        why = sprintf("100 x min(1, %.3f / 0.8)", rr)
+        if (rr == "") why = "0 (no ratio to the reference)"
+        if (correct != "true") why = "0 (a check failed: correctness gates the score)"
+        printf "shapes: %d of %d passed; score %d = %s\n", passed, total, score, why
+        printf "{\"step\":%s,\"correct\":%s,\"shapes_passed\":%d,\"shapes_total\":%d,\"gflops\":%s,", json_string(step), correct, passed, total, fmt(g, "%.2f")
+        printf "\"ratio_to_reference\":%s,\"ratio_to_vendor\":%s,\"score\":%d,\"device\":%s}\n", fmt(rr, "%.4f"), fmt(rv, "%.4f"), score, json_string(device)
+    }'
 [ "$FAILED" -eq 0 ]

@@ -31,6 +31,7 @@ done
 . tests/steps.sh
 . tests/mpi.sh # the MPI step under mpirun (skips, counted as not run, without MPI)
 . tests/mutants.sh
+. tests/lab.sh # the labs: make lab, handouts that fail the check, solutions that pass; the answer sketches
 . tests/tune.sh
 . tests/artifacts.sh
 

@@ -57,6 +57,12 @@ run_sanitized() {
 }
 # CPU steps have no driver underneath: there, leaks are checked too (packing buffers).
 for step in $(cpu_steps); do run_sanitized "build/asan/step${step%%_*}" detect_leaks=1; done
+# The CPU+GPU step runs wherever it was built: its CPU side alone without a GPU, both sides with one.
+if have_nvcc; then
+    for step in $(hybrid_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
+else
+    not_run $(( $(hybrid_steps | wc -l) * 4 )) "ASan over the CPU+GPU step: no nvcc"
+fi
 if [ -z "$(gpu_missing)" ]; then
     for step in $(gpu_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
 else
@@ -75,6 +81,28 @@ if build_mutant build/asan zero_past_edge 17_cpu_registers "$ZERO_PAST_EDGE" bui
 fi
 
 section "compute-sanitizer over the GPU steps"
+# The CPU+GPU step's kernels: the GPU side alone (split=1) with the own kernel, many panels and chunks,
+# and on a few SMs; memcheck and racecheck (its host threads never touch device memory).
+HYBRID_SANITIZE=("--param split=1" "--param split=1 --param panel=8" "--param split=1 --param gpu_sms=3")
+if [ -z "$(gpu_missing)" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    for step in $(hybrid_steps); do
+        for vargs in "${HYBRID_SANITIZE[@]}"; do
+            for tool in memcheck racecheck; do
+                log=build/sanitize-$step-$tool.log
+                # shellcheck disable=SC2086
+                if compute-sanitizer --tool "$tool" --error-exitcode 99 "$(step_bin "$step")" $RUN_ARGS $PADDED \
+                        $vargs --alpha -1.5 --beta 0.5 >"$log" 2>&1; then
+                    pass "$tool $(step_bin "$step") $vargs"
+                else
+                    fail "$tool $(step_bin "$step") $vargs: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
+                fi
+            done
+        done
+    done
+else
+    why=$(gpu_missing); [ -n "$why" ] || why="compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
+    not_run $(( $(hybrid_steps | wc -l) * ${#HYBRID_SANITIZE[@]} * 2 )) "compute-sanitizer over the CPU+GPU step: $why"
+fi
 if [ -n "$(gpu_missing)" ]; then
     not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer: $(gpu_missing)"
 elif ! command -v compute-sanitizer >/dev/null 2>&1; then

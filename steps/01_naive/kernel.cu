@@ -26,8 +26,10 @@ __global__ void sgemm_naive(int M, int N, int K, float alpha, const float *A, in
         return;
 
     float sum = 0.0f;
+    /* LAB-BEGIN: sum = row i of A times column j of B (column-major: A(i, p) is A[i + p * lda]) */
     for (int p = 0; p < K; ++p)
         sum += A[i + p * lda] * B[p + j * ldb]; /* A(i, p) * B(p, j) */
+    /* LAB-END */
 
     float *c = &C[i + j * ldc];
     /* beta == 0 means C is output only: reading it could pull in NaN or Inf. */

@@ -30,6 +30,8 @@ __global__ void sgemm_smem_tiling(int M, int N, int K, float alpha, const float 
 
     float sum = 0.0f;
     for (int k0 = 0; k0 < K; k0 += TILE) {
+        /* LAB-BEGIN: copy one element of A's tile and one of B's into As, Bs (0 outside A, B); a barrier */
+        /* LAB-STUB: (void)As[0][0], (void)Bs[0][0]; */
         /* Thread (x, y) loads A(i, k0 + y) and B(k0 + x, j): along x, both are consecutive
          * addresses (coalesced). Outside the matrices it stores 0, which adds nothing. */
         const int pa = k0 + threadIdx.y; /* column of A this thread loads */
@@ -37,10 +39,13 @@ __global__ void sgemm_smem_tiling(int M, int N, int K, float alpha, const float 
         As[threadIdx.y][threadIdx.x] = (i < M && pa < K) ? A[i + pa * lda] : 0.0f;
         Bs[threadIdx.y][threadIdx.x] = (pb < K && j < N) ? B[pb + j * ldb] : 0.0f;
         __syncthreads(); /* the tiles are complete before anyone reads them */
+        /* LAB-END */
 
+        /* LAB-BEGIN: sum += A(i, k0+p) * B(k0+p, j) for the TILE p of the slice, from As, Bs; a barrier */
         for (int p = 0; p < TILE; ++p)
             sum += As[p][threadIdx.x] * Bs[threadIdx.y][p]; /* A(i, k0+p) * B(k0+p, j) */
         __syncthreads(); /* everyone is done reading before the next tile overwrites */
+        /* LAB-END */
     }
 
     /* Threads off the edge of C took part in the loads and barriers; only now may they stop. */

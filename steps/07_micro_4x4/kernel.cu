@@ -99,6 +99,8 @@ sgemm_micro_4x4(int M, int N, int K, float alpha, const float *A, int lda, const
         Bs[b_k + 3][b_col] = b_copy.w;
         __syncthreads();
 
+        /* LAB-BEGIN: per p: a float4 of As (rows TM*g..), one of Bs (columns TN*h..), their outer product into acc */
+        /* LAB-STUB: (void)As[0][0], (void)Bs[0][0]; */
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
             /* Per warp: A's LDS.128 reads 16 distinct float4 (lanes l and l+1 differ: 4 wavefronts), B's reads
@@ -112,6 +114,7 @@ sgemm_micro_4x4(int M, int N, int K, float alpha, const float *A, int lda, const
                 for (int r = 0; r < TM; ++r)
                     acc[c][r] += a[r] * b[c]; /* the outer product of a column of A and a row of B */
         }
+        /* LAB-END */
         __syncthreads();
     }
 

@@ -89,11 +89,14 @@ sgemm_warp_tiling(int M, int N, int K, float alpha, const float *A, int lda, con
 
     const int t = threadIdx.x;
     const int i0 = blockIdx.x * BM, j0 = blockIdx.y * BN; /* the block's corner of C */
+    /* LAB-BEGIN: the warp's WM x WN tile in the block tile, then the lane's first row and col in it */
+    /* LAB-STUB: const int row = 0, col = 0; */
     const int warp = t / WARP, lane = t % WARP;
     const int wm = WM * (warp % WARPS_M), wn = WN * (warp / WARPS_M); /* the warp tile's corner in the block tile */
     /* The thread's first row and column: consecutive lanes take consecutive groups of 4 rows, so the
      * 4 lanes that share a column write 64 contiguous bytes of it at the end. */
     const int row = wm + VEC * (lane % LANES_M), col = wn + VEC * (lane / LANES_M);
+    /* LAB-END */
     /* The copies: A's float4 at row VEC*(t % 32) of column t / 32; B's at k = VEC*(t % 2) of column t / 2.
      * Bank of Bs[b_k + r][b_col]: (b_col + 16*(t % 2) + 4r) % 32, distinct in a warp (BS_LD % 32 == 4). */
     const int a_row = VEC * (t % (BM / VEC)), a_col = t / (BM / VEC);

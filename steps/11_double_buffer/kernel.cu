@@ -160,10 +160,12 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A, int lda, c
     store_slice(As, Bs, 0, a_copy, b_copy, a_row, a_col, b_k, b_col);
     __syncthreads();
     for (int k0 = 0, buf = 0; k0 < K; k0 += BK, buf ^= 1) {
+        /* LAB-BEGIN: more: a slice follows; if so, load it into registers now (load_slice) */
         const bool more = k0 + BK < K; /* the same for every thread: the barrier below is reached by all */
         if (more)
             load_slice(A, lda, B, ldb, M, N, K, i0, j0, k0 + BK, a_row, a_col, b_k, b_col, vec_a, vec_b,
                        interior && k0 + 2 * BK <= K, a_copy, b_copy);
+        /* LAB-END */
 
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
@@ -180,11 +182,13 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A, int lda, c
                 for (int r = 0; r < TM; ++r)
                     acc[c][r] += a[r] * b[c]; /* the outer product of a column of A and a row of B */
         }
+        /* LAB-BEGIN: store that slice into the other buffer (store_slice), then the one barrier */
         /* The other buffer was last read in the previous slice, which every warp finished before
          * the previous barrier: it is free. */
         if (more)
             store_slice(As, Bs, buf ^ 1, a_copy, b_copy, a_row, a_col, b_k, b_col);
         __syncthreads(); /* the one barrier: slice s+1 is complete, and nobody reads buffer buf any more */
+        /* LAB-END */
     }
 
     /* acc[c][r] belongs to row i0 + row + r (r < 4) or i0 + row + HALF_WM + r-4 (r >= 4),

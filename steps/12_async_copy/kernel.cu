@@ -197,6 +197,8 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
     const bool interior = vec_a && i0 + BM <= M && j0 + BN <= N;
     const int slices = (K + BK - 1) / BK;
 
+    /* LAB-BEGIN: issue slices 0 .. STAGES-2 into the ring (copy_slice; past the end: an empty group) */
+    /* LAB-STUB: (void)a_row, (void)a_col, (void)b_k, (void)b_col, (void)interior; */
     /* Prologue: slices 0 .. STAGES-2 in flight. Every slice commits a group, empty past the last slice,
      * so that "all but the newest STAGES-2 groups" is always the slice about to be computed. */
 #pragma unroll
@@ -207,9 +209,12 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
         else
             commit_copies();
     }
+    /* LAB-END */
 
     float acc[TN][TM] = {}; /* acc[c][r]: C(row r, column c) of the thread's two-by-two groups of float4 */
     for (int slice = 0; slice < slices; ++slice) {
+        /* LAB-BEGIN: wait for this slice, a barrier, issue slice + STAGES - 1 into the ring; buf: this slice's */
+        /* LAB-STUB: const int buf = 0; */
         wait_copies<STAGES - 2>(); /* this thread's copies of this slice have landed ... */
         __syncthreads();           /* ... and everyone's; everyone is also done with the buffer of slice-1 */
         const int next = slice + STAGES - 1, buf = slice % STAGES;
@@ -218,6 +223,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
                        a_col, b_k, b_col, interior && (next + 1) * BK <= K, vec_a);
         else
             commit_copies();
+        /* LAB-END */
 
 #pragma unroll
         for (int p = 0; p < BK; ++p) {

@@ -44,12 +44,15 @@ static void dgemm_jpi(int M, int N, int K, double alpha, const double *A, int ld
         double *c = &C[(size_t)j * ldc]; /* column j of C */
         for (int i = 0; i < M; ++i)
             c[i] = beta == 0.0 ? 0.0 : beta * c[i];
+        /* LAB-BEGIN: for every p: column j of C += A(:, p) * alpha * B(p, j), the inner loop with stride 1 */
+        /* LAB-STUB: (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb; */
         for (int p = 0; p < K; ++p) {
             const double b = alpha * B[p + (size_t)j * ldb]; /* alpha * B(p, j) */
             const double *a = &A[(size_t)p * lda];         /* column p of A */
             for (int i = 0; i < M; ++i)
                 c[i] += a[i] * b;                           /* stride 1 in A and C */
         }
+        /* LAB-END */
     }
 }
 

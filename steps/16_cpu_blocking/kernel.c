@@ -62,6 +62,8 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
         for (int i = 0; i < M; ++i)
             c[i] = beta == 0.0 ? 0.0 : beta * c[i];
     }
+    /* LAB-BEGIN: loops over blocks of NC columns, KC of K, MC rows (edges: min_int); each block in jpi order */
+    /* LAB-STUB: (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)min_int; */
     for (int jc = 0; jc < N; jc += NC) {
         const int nc = min_int(NC, N - jc);
         for (int pc = 0; pc < K; pc += KC) {
@@ -81,6 +83,7 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
             }
         }
     }
+    /* LAB-END */
 }
 
 /** --param mc=, kc=, nc= (rows of A's block, its columns, columns of B's block). */

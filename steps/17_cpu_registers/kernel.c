@@ -67,6 +67,8 @@ static int min_int(int a, int b)
 static void micro_kernel(int kc, double alpha, const double *A, int lda, const double *B, int ldb, double *C,
                          int ldc)
 {
+    /* LAB-BEGIN: MR x NR sums in a local array across the whole k loop, then C += alpha * sums, once */
+    /* LAB-STUB: (void)kc, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc; */
     double acc[NR][MR] = {{0.0}}; /* acc[j][i]: C(i, j) of the tile, summed over k */
     for (int p = 0; p < kc; ++p) {
         const double *a = &A[(size_t)p * lda]; /* A(0.., p): MR contiguous values */
@@ -79,6 +81,7 @@ static void micro_kernel(int kc, double alpha, const double *A, int lda, const d
     for (int j = 0; j < NR; ++j)
         for (int i = 0; i < MR; ++i)
             C[i + (size_t)j * ldc] += alpha * acc[j][i];
+    /* LAB-END */
 }
 
 /** As micro_kernel, for an edge tile of @p rows x @p cols (at most MR x NR): the bounds tested. */

@@ -105,6 +105,8 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double a
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j)
         lo[j] = hi[j] = _mm256_setzero_pd();
+    /* LAB-BEGIN: per k: A(0..7, p) as two ymm, each B(p, j) broadcast, two FMAs into lo[j], hi[j] */
+    /* LAB-STUB: (void)kc, (void)A, (void)lda, (void)B, (void)ldb; */
     for (int p = 0; p < kc; ++p) {
         const double *a = &A[(size_t)p * lda]; /* A(0..7, p) */
         const __m256d a_lo = _mm256_loadu_pd(a), a_hi = _mm256_loadu_pd(a + 4);
@@ -115,6 +117,7 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double a
             hi[j] = _mm256_fmadd_pd(a_hi, bj, hi[j]);
         }
     }
+    /* LAB-END */
     const __m256d alpha4 = _mm256_set1_pd(alpha);
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j) {
@@ -133,6 +136,8 @@ __attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, doubl
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j)
         lo[j] = hi[j] = _mm512_setzero_pd();
+    /* LAB-BEGIN: per k: A(0..15, p) as two zmm, each B(p, j) broadcast, two FMAs into lo[j], hi[j] */
+    /* LAB-STUB: (void)kc, (void)A, (void)lda, (void)B, (void)ldb; */
     for (int p = 0; p < kc; ++p) {
         const double *a = &A[(size_t)p * lda]; /* A(0..15, p) */
         const __m512d a_lo = _mm512_loadu_pd(a), a_hi = _mm512_loadu_pd(a + 8);
@@ -143,6 +148,7 @@ __attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, doubl
             hi[j] = _mm512_fmadd_pd(a_hi, bj, hi[j]);
         }
     }
+    /* LAB-END */
     const __m512d alpha8 = _mm512_set1_pd(alpha);
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j) {

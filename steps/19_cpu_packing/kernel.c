@@ -181,6 +181,8 @@ static double *pack_buffer(double **buf, size_t *len, size_t need, const char *w
 /** Ap = A(0..mc-1, 0..kc-1) as MR x kc panels, column by column, zero-padded to MR rows. */
 static void pack_a(int mc, int kc, const double *A, int lda, double *Ap, int MR)
 {
+    /* LAB-BEGIN: Ap: MR x kc panels in turn, each column by column (MR values per p), zero rows past mc */
+    /* LAB-STUB: (void)mc, (void)kc, (void)A, (void)lda, (void)Ap, (void)MR; */
     for (int ir = 0; ir < mc; ir += MR)
         for (int p = 0; p < kc; ++p) {
             const double *a = &A[ir + (size_t)p * lda]; /* A(ir.., p) */
@@ -190,11 +192,14 @@ static void pack_a(int mc, int kc, const double *A, int lda, double *Ap, int MR)
             for (int i = rows; i < MR; ++i)
                 *Ap++ = 0.0;
         }
+    /* LAB-END */
 }
 
 /** Bp = B(0..kc-1, 0..nc-1) as kc x NR panels, row by row, zero-padded to NR columns. */
 static void pack_b(int kc, int nc, const double *B, int ldb, double *Bp, int NR)
 {
+    /* LAB-BEGIN: Bp: kc x NR panels in turn, each row by row (NR values per p), zero columns past nc */
+    /* LAB-STUB: (void)kc, (void)nc, (void)B, (void)ldb, (void)Bp, (void)NR; */
     for (int jr = 0; jr < nc; jr += NR) {
         const int cols = min_int(NR, nc - jr);
         for (int p = 0; p < kc; ++p) {
@@ -204,6 +209,7 @@ static void pack_b(int kc, int nc, const double *B, int ldb, double *Bp, int NR)
                 *Bp++ = 0.0;
         }
     }
+    /* LAB-END */
 }
 
 /** C(ic.., jc..) += alpha * Ap * Bp for one packed block: loops 2 and 1 around the micro-kernel. */

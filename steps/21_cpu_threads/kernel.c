@@ -335,6 +335,9 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
                     c[i] = beta == 0.0 ? 0.0 : beta * c[i];
             }
         }
+        /* LAB-BEGIN: step 20's jc, pc loops: B's panels packed by all (omp for), then the MC blocks split (omp for) */
+        /* LAB-STUB: (void)Ap, (void)Bp, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb; */
+        /* LAB-STUB: (void)pack_a, (void)pack_b, (void)macro_kernel; */
         for (int jc = 0; jc < N; jc += NC) {
             const int nc = min_int(NC, N - jc);
             for (int pc = 0; pc < K; pc += KC) {
@@ -353,6 +356,7 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
                 } /* implied barrier: nobody repacks B while another still reads it */
             }
         }
+        /* LAB-END */
     }
 }
 
