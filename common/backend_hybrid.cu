@@ -113,6 +113,10 @@ void backend_memory(const struct step *st, const struct problem *p, int check, d
     *host_bytes = d * (double)p->ldc * p->n; /* the step's C */
     if (check && (long long)p->m * p->n * p->k > REFERENCE_LOOP_MAX_MNK) /* |A|, |B| for OpenBLAS */
         *host_bytes += d * (mk + kn);
+    /* With a GPU the step also holds pinned staging slots (four panels of up to 2048 columns) and, while
+     * it probes the split, scratch for half of C. */
+    if (h.gpu)
+        *host_bytes += d * (4.0 * (p->m > p->k ? p->m : p->k) * 2048.0 + 0.5 * mn);
     /* The step: A and two slots of B and C panels (up to 2048 columns); the bound: A, B and C. */
     const double panels = 4.0 * (p->m > p->k ? p->m : p->k) * 2048.0;
     *device_bytes = h.gpu ? d * fmax(mk + panels, mk + kn + mn) : 0.0;
