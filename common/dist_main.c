@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cpu_info.h"
 #include "dist.h"
 #include "dist_mpi.h"
 #include "dist_run.h"
@@ -147,28 +148,6 @@ static struct dist_problem make_problem(const struct options *opt, const struct 
     return p;
 }
 
-/* The CPU's model name from /proc/cpuinfo (no commas: it goes into CSV), or "CPU". */
-static void cpu_model(char *out, size_t len)
-{
-    snprintf(out, len, "CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[256];
-    while (fgets(line, sizeof line, f) != NULL) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-            snprintf(out, len, "%s", colon + 2);
-            out[strcspn(out, "\n")] = '\0';
-            break;
-        }
-    }
-    fclose(f);
-    for (char *c = out; *c; ++c)
-        if (*c == ',')
-            *c = ' ';
-}
-
 static void print_help(const char *settings, const struct settings *s)
 {
     printf("%s %s: %s\n", prog, DIST_STEP.name, DIST_STEP.summary);
@@ -257,7 +236,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads(ctx.threads); /* the reference's and the baseline's BLAS: as many as the step's */
     ctx.nb = s.nb;
     ctx.baseline = s.baseline;
-    cpu_model(ctx.device, sizeof ctx.device);
+    cpu_model_name(ctx.device, sizeof ctx.device);
     dist_baseline_describe(ctx.baseline_desc, sizeof ctx.baseline_desc, &ctx.grid, s.nb, ctx.threads);
     if (!ctx.baseline && dist_baseline_built()) /* switched off */
         snprintf(ctx.baseline_desc, sizeof ctx.baseline_desc,

@@ -12,75 +12,19 @@
 #include "dist_mpi.h"
 #include "matrix.h"
 
-/* A sum of squares kept as scale^2 * ssq (LAPACK's dlassq), as verify.c keeps the norm-wise sums. */
-struct sumsq {
-    double scale, ssq;
-};
-
-static void sumsq_add(struct sumsq *s, double x)
-{
-    const double ax = fabs(x);
-    if (isnan(ax)) {
-        s->ssq = NAN;
-    } else if (ax > s->scale) {
-        const double r = s->scale / ax; /* 0 when the new scale is Inf */
-        s->ssq = 1.0 + s->ssq * r * r;
-        s->scale = ax;
-    } else if (ax > 0.0) {
-        const double r = ax / s->scale;
-        s->ssq += r * r;
-    }
-}
-
 /* The sums of all ranks as one: the largest scale, each rank's ssq rescaled to it (a rank at that scale
  * adds its ssq as it is, which also keeps Inf / Inf out). A NaN anywhere makes the sum NaN. */
-static struct sumsq sumsq_combine(const struct sumsq *each, int ranks, int stride)
+static struct verify_sumsq sumsq_combine(const struct verify_sumsq *each, int ranks, int stride)
 {
-    struct sumsq all = {0.0, 0.0};
+    struct verify_sumsq all = {0.0, 0.0};
     for (int r = 0; r < ranks; ++r)
         all.scale = fmax(all.scale, each[r * stride].scale);
     for (int r = 0; r < ranks; ++r) {
-        const struct sumsq s = each[r * stride];
+        const struct verify_sumsq s = each[r * stride];
         const double f = s.scale == all.scale ? 1.0 : s.scale / all.scale;
         all.ssq += s.ssq * f * f; /* NaN stays NaN */
     }
     return all;
-}
-
-static double sumsq_norm(const struct sumsq *s)
-{
-    return s->scale * sqrt(s->ssq);
-}
-
-static double sumsq_ratio(const struct sumsq *a, const struct sumsq *b)
-{
-    return a->scale == 0.0 && !isnan(a->ssq) ? 0.0 : (a->scale / b->scale) * sqrt(a->ssq / b->ssq);
-}
-
-/* |alpha| * (|A||B|)_ij + |beta| * |C0_ij|, as verify.c sizes the terms of element (i, j). */
-static double terms_size(const struct verify_input *in, int i, int j)
-{
-    const size_t r = (size_t)i + (size_t)j * (size_t)in->m, c = (size_t)i + (size_t)j * (size_t)in->ldc;
-    return fabs(in->alpha) * in->absab[r] + (in->beta != 0.0 ? fabs(in->beta) * fabs(in->C0[c]) : 0.0);
-}
-
-/* The global norm-wise figure and verdict from the combined sums: verify.c's formulas, for m x n. */
-static void normwise(const struct verify_input *in, int m, int n, const struct sumsq *diff, const struct sumsq *ref,
-                     const struct sumsq *terms, struct dist_verdict *v)
-{
-    const double u = in->u + in->u_ref;
-    const double underflow = VERIFY_G * ((double)in->k + 2.0) * in->eta * sqrt((double)m * (double)n);
-    const double limit = VERIFY_NORM_FACTOR * sqrt((double)in->k) * u + in->u_out + in->u_ref;
-    if (ref->scale > 0.0) {
-        v->rel_err = sumsq_ratio(diff, ref);
-        v->norm_limit = limit + VERIFY_G * u * sumsq_ratio(terms, ref) + underflow / ref->scale / sqrt(ref->ssq);
-        v->normwise_pass = v->rel_err <= v->norm_limit; /* false for NaN */
-    } else { /* an all-zero reference: only the absolute part holds */
-        const double d = sumsq_norm(diff);
-        v->rel_err = d == 0.0 ? 0.0 : (isnan(d) ? NAN : INFINITY);
-        v->norm_limit = limit;
-        v->normwise_pass = d <= VERIFY_G * u * sumsq_norm(terms) + underflow;
-    }
 }
 
 enum { BAD_FIELDS = 6, REPORT_DOUBLES = 1 + VERIFY_MAX_REPORTED * BAD_FIELDS }; /* a count, then the elements */
@@ -124,22 +68,23 @@ struct dist_verdict dist_verify(MPI_Comm comm, const struct verify_input *in, st
               "MPI_Allreduce of failed elements");
 
     /* This block's three sums, then every rank's, combined in the same order on every rank. */
-    struct sumsq mine[3] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}; /* diff, ref, terms */
+    struct verify_sumsq mine[3] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}; /* diff, ref, terms */
     for (int j = 0; j < in->n; ++j)
         for (int i = 0; i < in->m; ++i) {
             const double want = in->ref[(size_t)i + (size_t)j * (size_t)in->m];
-            sumsq_add(&mine[0], in->C[(size_t)i + (size_t)j * (size_t)in->ldc] - want);
-            sumsq_add(&mine[1], want);
-            sumsq_add(&mine[2], terms_size(in, i, j));
+            verify_sumsq_add(&mine[0], in->C[(size_t)i + (size_t)j * (size_t)in->ldc] - want);
+            verify_sumsq_add(&mine[1], want);
+            verify_sumsq_add(&mine[2], verify_terms_size(in, i, j));
         }
     int ranks = 1;
     mpi_check(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
-    struct sumsq *all = host_alloc((size_t)ranks * sizeof mine, "norm-wise sums");
+    struct verify_sumsq *all = host_alloc((size_t)ranks * sizeof mine, "norm-wise sums");
     mpi_check(MPI_Allgather(mine, 6, MPI_DOUBLE, all, 6, MPI_DOUBLE, comm), "MPI_Allgather of norm-wise sums");
-    const struct sumsq diff = sumsq_combine(&all[0], ranks, 3), ref = sumsq_combine(&all[1], ranks, 3),
-                       terms = sumsq_combine(&all[2], ranks, 3);
+    const struct verify_sumsq diff = sumsq_combine(&all[0], ranks, 3), ref = sumsq_combine(&all[1], ranks, 3),
+                              terms = sumsq_combine(&all[2], ranks, 3);
     host_free(all);
-    normwise(in, m, n, &diff, &ref, &terms, &v);
+    /* verify.c's norm-wise check, of the whole m x n matrix */
+    v.normwise_pass = verify_normwise(in, m, n, &diff, &ref, &terms, &v.rel_err, &v.norm_limit);
     v.pass = v.bad_count == 0 && v.normwise_pass;
     gather_reports(comm, &local, rows, cols, &v);
     return v;

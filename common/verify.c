@@ -7,8 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-/* |alpha| * (|A||B|)_ij + |beta| * |C0_ij|: the size of the terms summed into element (i, j). */
-static double terms_size(const struct verify_input *in, int i, int j)
+double verify_terms_size(const struct verify_input *in, int i, int j)
 {
     size_t r = (size_t)i + (size_t)j * (size_t)in->m;   /* (i, j) in the packed reference */
     size_t c = (size_t)i + (size_t)j * (size_t)in->ldc; /* (i, j) in C and C0 */
@@ -26,18 +25,11 @@ double verify_element_bound(const struct verify_input *in, int i, int j)
 {
     size_t r = (size_t)i + (size_t)j * (size_t)in->m; /* (i, j) in the packed reference */
     /* The step's error and the reference's own, each bounded the same way. */
-    return VERIFY_G * in->k * (in->u + in->u_ref) * terms_size(in, i, j) +
+    return VERIFY_G * in->k * (in->u + in->u_ref) * verify_terms_size(in, i, j) +
            (in->u_out + in->u_ref) * fabs(in->ref[r]) + underflow_term(in);
 }
 
-/** A sum of squares kept as scale^2 * ssq, so that neither huge nor tiny values over- or underflow
- *  when squared (LAPACK's dlassq). A NaN makes the sum NaN; an Inf makes it Inf. */
-struct sumsq {
-    double scale; /**< the largest magnitude added so far */
-    double ssq;   /**< the sum of (x / scale)^2 */
-};
-
-static void sumsq_add(struct sumsq *s, double x)
+void verify_sumsq_add(struct verify_sumsq *s, double x)
 {
     const double ax = fabs(x);
     if (isnan(ax)) {
@@ -52,13 +44,13 @@ static void sumsq_add(struct sumsq *s, double x)
     }
 }
 
-static double sumsq_norm(const struct sumsq *s)
+static double sumsq_norm(const struct verify_sumsq *s)
 {
     return s->scale * sqrt(s->ssq); /* 0 for an all-zero sum; NaN if a NaN was added */
 }
 
 /* ||a|| / ||b|| for b != 0, without forming either norm (each alone may overflow). */
-static double sumsq_ratio(const struct sumsq *a, const struct sumsq *b)
+static double sumsq_ratio(const struct verify_sumsq *a, const struct verify_sumsq *b)
 {
     return a->scale == 0.0 && !isnan(a->ssq) ? 0.0 : (a->scale / b->scale) * sqrt(a->ssq / b->ssq);
 }
@@ -71,11 +63,35 @@ static void report(struct verify_result *res, int i, int j, double got, double w
         res->reported[res->nreported++] = (struct verify_bad){i, j, got, want, bound, padding};
 }
 
+int verify_normwise(const struct verify_input *in, int m, int n, const struct verify_sumsq *diff,
+                    const struct verify_sumsq *ref, const struct verify_sumsq *terms, double *rel_err,
+                    double *norm_limit)
+{
+    /* Relative to ||ref||, plus one rounding of the terms' size: when the terms cancel (||ref|| much
+     * smaller than the terms, say alpha*a*b close to -beta*c0 in a 1x1 problem), a correct result's
+     * relative error is unbounded, and only this second part holds. It is small next to the first
+     * whenever the terms do not cancel (random data, large K), so a dropped K-term is still caught. */
+    /* (Underflow adds up to underflow_term to each of the m*n elements.) */
+    const double underflow = underflow_term(in) * sqrt((double)m * (double)n);
+    const double limit = VERIFY_NORM_FACTOR * sqrt((double)in->k) * (in->u + in->u_ref) + in->u_out + in->u_ref;
+    if (ref->scale > 0.0) {
+        *rel_err = sumsq_ratio(diff, ref);
+        *norm_limit = limit + VERIFY_G * (in->u + in->u_ref) * sumsq_ratio(terms, ref) +
+                      underflow / ref->scale / sqrt(ref->ssq);
+        return *rel_err <= *norm_limit; /* false for NaN */
+    } else { /* an all-zero reference: the absolute part alone (alpha = beta = 0: only an exact zero) */
+        const double diff_norm = sumsq_norm(diff);
+        *rel_err = diff_norm == 0.0 ? 0.0 : (isnan(diff_norm) ? NAN : INFINITY);
+        *norm_limit = limit;
+        return diff_norm <= VERIFY_G * (in->u + in->u_ref) * sumsq_norm(terms) + underflow;
+    }
+}
+
 struct verify_result verify_gemm(const struct verify_input *in)
 {
     struct verify_result res;
     memset(&res, 0, sizeof res);
-    struct sumsq diff = {0.0, 0.0}, ref = {0.0, 0.0}, terms = {0.0, 0.0};
+    struct verify_sumsq diff = {0.0, 0.0}, ref = {0.0, 0.0}, terms = {0.0, 0.0};
 
     for (int j = 0; j < in->n; ++j) {
         for (int i = 0; i < in->m; ++i) {
@@ -84,9 +100,9 @@ struct verify_result verify_gemm(const struct verify_input *in)
             double want = in->ref[r];
             double bound = verify_element_bound(in, i, j);
             double d = got - want;
-            sumsq_add(&diff, d);
-            sumsq_add(&ref, want);
-            sumsq_add(&terms, terms_size(in, i, j));
+            verify_sumsq_add(&diff, d);
+            verify_sumsq_add(&ref, want);
+            verify_sumsq_add(&terms, verify_terms_size(in, i, j));
             /* Written so that NaN fails: a NaN comparison is false. */
             if (!(isfinite(got) && fabs(d) <= bound))
                 report(&res, i, j, got, want, bound, 0);
@@ -100,24 +116,7 @@ struct verify_result verify_gemm(const struct verify_input *in)
     }
     res.elementwise_pass = (res.bad_count == 0);
 
-    /* Relative to ||ref||, plus one rounding of the terms' size: when the terms cancel (||ref|| much
-     * smaller than the terms, say alpha*a*b close to -beta*c0 in a 1x1 problem), a correct result's
-     * relative error is unbounded, and only this second part holds. It is small next to the first
-     * whenever the terms do not cancel (random data, large K), so a dropped K-term is still caught. */
-    /* (Underflow adds up to underflow_term to each of the m*n elements.) */
-    const double underflow = underflow_term(in) * sqrt((double)in->m * (double)in->n);
-    const double limit = VERIFY_NORM_FACTOR * sqrt((double)in->k) * (in->u + in->u_ref) + in->u_out + in->u_ref;
-    if (ref.scale > 0.0) {
-        res.rel_err = sumsq_ratio(&diff, &ref);
-        res.norm_limit = limit + VERIFY_G * (in->u + in->u_ref) * sumsq_ratio(&terms, &ref) +
-                         underflow / ref.scale / sqrt(ref.ssq);
-        res.normwise_pass = (res.rel_err <= res.norm_limit); /* false for NaN */
-    } else { /* an all-zero reference: the absolute part alone (alpha = beta = 0: only an exact zero) */
-        const double diff_norm = sumsq_norm(&diff);
-        res.rel_err = diff_norm == 0.0 ? 0.0 : (isnan(diff_norm) ? NAN : INFINITY);
-        res.norm_limit = limit;
-        res.normwise_pass = diff_norm <= VERIFY_G * (in->u + in->u_ref) * sumsq_norm(&terms) + underflow;
-    }
+    res.normwise_pass = verify_normwise(in, in->m, in->n, &diff, &ref, &terms, &res.rel_err, &res.norm_limit);
 
     res.pass = res.elementwise_pass && res.normwise_pass;
     return res;

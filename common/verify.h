@@ -96,6 +96,28 @@ struct verify_result verify_gemm(const struct verify_input *in);
 /** The element-wise bound for element (i, j) of @p in (exposed for tests). */
 double verify_element_bound(const struct verify_input *in, int i, int j);
 
+/** A sum of squares kept as scale^2 * ssq, so that neither huge nor tiny values over- or underflow
+ *  when squared (LAPACK's dlassq). A NaN makes the sum NaN; an Inf makes it Inf. */
+struct verify_sumsq {
+    double scale; /**< the largest magnitude added so far */
+    double ssq;   /**< the sum of (x / scale)^2 */
+};
+
+/** Add x^2 to @p s. */
+void verify_sumsq_add(struct verify_sumsq *s, double x);
+
+/** |alpha| * (|A||B|)_ij + |beta| * |C0_ij|: the size of the terms summed into element (i, j). */
+double verify_terms_size(const struct verify_input *in, int i, int j);
+
+/**
+ * The norm-wise check from the sums over an m x n result (one process's, or several combined): of
+ * C - ref (@p diff), of ref, and of the terms' sizes. Sets @p rel_err, @p norm_limit and returns 1 if
+ * the figure is within the limit (0 for NaN). verify_gemm uses it with its own m and n.
+ */
+int verify_normwise(const struct verify_input *in, int m, int n, const struct verify_sumsq *diff,
+                    const struct verify_sumsq *ref, const struct verify_sumsq *terms, double *rel_err,
+                    double *norm_limit);
+
 /** Print the failing elements and the norm-wise figure of a failed result, one per line. */
 void verify_print_failures(FILE *out, const struct verify_result *r);
 
