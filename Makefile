@@ -416,7 +416,7 @@ help:
 	@echo "make check STEP=NN SRC=FILE   a student's copy of the step's kernel, checked, timed and scored (JSON)"
 	@echo "make lab STEP=NN     a lab's workspace in DIR=lab_NN: the kernel with TODOs, README, lesson (labs/)"
 	@echo "make run STEP=NN     run one step (ARGS=...); an MPI step under mpirun on NP ranks (NP=4), the line printed"
-	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps"
+	@echo "make sanitize        compute-sanitizer (GPU) and ASan/UBSan (host) over the steps (STEPS='NN ...' for some)"
 	@echo "make tune            choose step $(TUNED_STEP)'s tiles for this GPU (writes build/tuned.h; TUNED=FILE|none)"
 	@echo "make diff STEP=NN    the step's kernel against the previous step's: the lesson as a diff"
 	@echo "make sass STEP=NN    the step's SASS (needs cuobjdump)"

@@ -11,12 +11,14 @@ pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "  ok   $*"; retu
 fail() { FAILED=$((FAILED + 1)); FAILURES="${FAILURES}  FAIL $*"$'\n'; echo "  FAIL $*"; }
 # not_run COUNT REASON: COUNT checks that this machine cannot run, for REASON.
 not_run() { NOT_RUN[$2]=$(( ${NOT_RUN[$2]:-0} + $1 )); }
-section() { echo "== $*"; }
+section() { echo "== $* (at $(( $(date +%s) - ${T0:-$(date +%s)} )) s)"; }
 
 # The checks not run, one line per reason ("951 GPU checks not run: no CUDA device"), or nothing.
 report_not_run() {
     local reason
-    for reason in "${!NOT_RUN[@]}"; do echo "${NOT_RUN[$reason]} checks not run: $reason"; done | sort -t: -k2
+    for reason in "${!NOT_RUN[@]}"; do
+        if [ "${NOT_RUN[$reason]}" -gt 0 ]; then echo "${NOT_RUN[$reason]} checks not run: $reason"; fi
+    done | sort -t: -k2
 }
 not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
 
