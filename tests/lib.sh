@@ -28,10 +28,19 @@ is_mpi_step() { grep -q '^.include <mpi.h>' "steps/$1/kernel.c" 2>/dev/null; }
 # A kernel.cu that says TARGET_HYBRID is a CPU+GPU step (Part III; the Makefile's rule too): it runs
 # without a GPU as well, on the CPU alone.
 is_hybrid_step() { grep -q 'TARGET_HYBRID' "steps/$1/kernel.cu" 2>/dev/null; }
-gpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.cu" ] && ! is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
-hybrid_steps() { for d in steps/[0-9][0-9]_*/; do is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
-cpu_steps() { for d in steps/[0-9][0-9]_*/; do [ -f "$d/kernel.c" ] && ! is_mpi_step "$(basename "$d")" && basename "$d"; done; }
-mpi_steps() { for d in steps/[0-9][0-9]_*/; do is_mpi_step "$(basename "$d")" && basename "$d"; done; }
+# step_dirs: steps/NN_name/ of every step, or only of the numbers in TEST_STEPS ("24 25"; make test and
+# make sanitize set it from STEPS=...).
+step_dirs() {
+    local d
+    for d in steps/[0-9][0-9]_*/; do
+        [ -z "${TEST_STEPS:-}" ] && { echo "$d"; continue; }
+        case " $TEST_STEPS " in *" $(basename "$d" | cut -c1-2) "*) echo "$d" ;; esac
+    done
+}
+gpu_steps() { for d in $(step_dirs); do [ -f "$d/kernel.cu" ] && ! is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
+hybrid_steps() { for d in $(step_dirs); do is_hybrid_step "$(basename "$d")" && basename "$d"; done; }
+cpu_steps() { for d in $(step_dirs); do [ -f "$d/kernel.c" ] && ! is_mpi_step "$(basename "$d")" && basename "$d"; done; }
+mpi_steps() { for d in $(step_dirs); do is_mpi_step "$(basename "$d")" && basename "$d"; done; }
 step_bin() { echo "build/step${1%%_*}"; }
 # The steps this machine builds: the CPU steps, and the GPU steps where there is nvcc.
 built_steps() { { if have_nvcc; then gpu_steps; hybrid_steps; fi; cpu_steps; } | sort; }

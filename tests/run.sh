@@ -20,6 +20,9 @@ PARTS=${TESTS:-$ALL_PARTS}
 for part in $PARTS; do
     case " $ALL_PARTS " in *" $part "*) ;; *) echo "make test: unknown part '$part' in TESTS (parts: $ALL_PARTS)"; exit 2 ;; esac
 done
+# STEPS="24 25" runs the parts that go over steps for those steps only (tests/lib.sh's step_dirs).
+TEST_STEPS=${STEPS:-}
+[ -n "$TEST_STEPS" ] && echo "make test: steps $TEST_STEPS only (STEPS=...)"
 want() { case " $PARTS " in *" $1 "*) return 0 ;; *) SKIPPED_PARTS="${SKIPPED_PARTS:-}$1 "; return 1 ;; esac; }
 
 want unit && {
@@ -51,5 +54,6 @@ echo
 echo "make test took $(( $(date +%s) - T0 )) s"
 report_not_run
 [ -n "${SKIPPED_PARTS:-}" ] && echo "parts left out (TESTS=\"$PARTS\"): $SKIPPED_PARTS"
+[ -n "$TEST_STEPS" ] && echo "steps left out: all but $TEST_STEPS (STEPS=...)"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

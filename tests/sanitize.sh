@@ -14,14 +14,7 @@ T0=$(date +%s)
 SMALL="7x5x3,31x33x17,67x35x129,300x260x41" # the last: some blocks wholly inside (unguarded copies)
 RUN_ARGS="--sizes $SMALL --reps 1 --warmup 0 --seed $SEED --quiet"
 PADDED="--lda +3 --ldb +1 --ldc +2"
-# picked LISTER: the step directories LISTER prints, less those STEPS leaves out.
-picked() {
-    local step
-    for step in $("$1"); do
-        [ -z "${STEPS:-}" ] && { echo "$step"; continue; }
-        case " $STEPS " in *" ${step%%_*} "*) echo "$step" ;; esac
-    done
-}
+TEST_STEPS=${STEPS:-} # the steps' listers in tests/lib.sh keep only these
 [ -n "${STEPS:-}" ] && echo "make sanitize: steps $STEPS only (STEPS=...)"
 
 section "host code under ASan + UBSan (build/asan)"
@@ -30,7 +23,7 @@ NVSAN=""  # nvcc splits -Xcompiler values at commas: one -Xcompiler per flag
 for f in $SAN; do NVSAN="$NVSAN -Xcompiler=$f"; done
 ASAN_TARGETS=steps # every step, or with STEPS only those
 ASAN_MUTANT_STEP=17_cpu_registers # the step of the planted write past the end (below): always built
-[ -n "${STEPS:-}" ] && ASAN_TARGETS="step${ASAN_MUTANT_STEP%%_*} $(for step in $(picked built_steps); do echo "step${step%%_*}"; done)"
+[ -n "${STEPS:-}" ] && ASAN_TARGETS="step${ASAN_MUTANT_STEP%%_*} $(for step in $(built_steps); do echo "step${step%%_*}"; done)"
 # shellcheck disable=SC2086
 if make --no-print-directory -j"$(nproc)" BUILD=build/asan CFLAGS="-O1 -g $SAN" LDFLAGS="$SAN" \
         NVLDFLAGS="$NVSAN" tests $ASAN_TARGETS >build/asan-build.log 2>&1; then
@@ -43,7 +36,7 @@ export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stac
 for t in build/asan/test_verify build/asan/test_cli build/asan/test_reference; do
     if out=$(ASAN_OPTIONS=detect_leaks=1 "$t" 2>&1); then pass "$t"; else fail "$t: $(printf '%s' "$out" | grep -m1 -E 'ERROR|FAIL|runtime error')"; fi
 done
-for step in $(picked built_steps); do
+for step in $(built_steps); do
     bin=build/asan/step${step%%_*}
     for args in "-m abc" "-m 10 --lda 5" "--bogus" "--sizes 1,,2" "--help"; do
         # shellcheck disable=SC2086
@@ -71,17 +64,17 @@ run_sanitized() {
     done
 }
 # CPU steps have no driver underneath: there, leaks are checked too (packing buffers).
-for step in $(picked cpu_steps); do run_sanitized "build/asan/step${step%%_*}" detect_leaks=1; done
+for step in $(cpu_steps); do run_sanitized "build/asan/step${step%%_*}" detect_leaks=1; done
 # The CPU+GPU step runs wherever it was built: its CPU side alone without a GPU, both sides with one.
 if have_nvcc; then
-    for step in $(picked hybrid_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
+    for step in $(hybrid_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
 else
-    not_run $(( $(picked hybrid_steps | wc -l) * 4 )) "ASan over the CPU+GPU step: no nvcc"
+    not_run $(( $(hybrid_steps | wc -l) * 4 )) "ASan over the CPU+GPU step: no nvcc"
 fi
 if [ -z "$(gpu_missing)" ]; then
-    for step in $(picked gpu_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
+    for step in $(gpu_steps); do run_sanitized "build/asan/step${step%%_*}" "$ASAN_OPTIONS"; done
 else
-    not_run $(( $(picked gpu_steps | wc -l) * 4 )) "ASan over the GPU steps' host code: $(gpu_missing)"
+    not_run $(( $(gpu_steps | wc -l) * 4 )) "ASan over the GPU steps' host code: $(gpu_missing)"
 fi
 
 # The planted stray += 0.0 one row past every edge tile (tests/mutant.sh; make test's padded runs catch
@@ -100,7 +93,7 @@ section "compute-sanitizer over the GPU steps"
 # and on a few SMs; memcheck and racecheck (its host threads never touch device memory).
 HYBRID_SANITIZE=("--param split=1" "--param split=1 --param panel=8" "--param split=1 --param gpu_sms=3")
 if [ -z "$(gpu_missing)" ] && command -v compute-sanitizer >/dev/null 2>&1; then
-    for step in $(picked hybrid_steps); do
+    for step in $(hybrid_steps); do
         for vargs in "${HYBRID_SANITIZE[@]}"; do
             for tool in memcheck racecheck; do
                 log=build/sanitize-$step-$tool.log
@@ -116,14 +109,14 @@ if [ -z "$(gpu_missing)" ] && command -v compute-sanitizer >/dev/null 2>&1; then
     done
 else
     why=$(gpu_missing); [ -n "$why" ] || why="compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
-    not_run $(( $(picked hybrid_steps | wc -l) * ${#HYBRID_SANITIZE[@]} * 2 )) "compute-sanitizer over the CPU+GPU step: $why"
+    not_run $(( $(hybrid_steps | wc -l) * ${#HYBRID_SANITIZE[@]} * 2 )) "compute-sanitizer over the CPU+GPU step: $why"
 fi
 if [ -n "$(gpu_missing)" ]; then
-    not_run $(( $(picked gpu_steps | wc -l) * 6 )) "compute-sanitizer: $(gpu_missing)"
+    not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer: $(gpu_missing)"
 elif ! command -v compute-sanitizer >/dev/null 2>&1; then
-    not_run $(( $(picked gpu_steps | wc -l) * 6 )) "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
+    not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
 else
-    for step in $(picked gpu_steps); do
+    for step in $(gpu_steps); do
         bin=$(step_bin "$step")
         # every documented setting at each value ("-": the step as it runs by default)
         variants="- $(step_settings "steps/$step/kernel.cu" | while read -r name values; do
