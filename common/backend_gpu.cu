@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda_bf16.h>
+
 #include "backend.h"
 #include "cli.h"
 #include "error.h"
@@ -16,6 +18,11 @@
 
 /* Runs of the FMA kernel behind the ceiling (about a millisecond each; the best counts). */
 enum { CEILING_TRIALS = 5 };
+
+/* The dense BF16 tensor-core rate per SM is 16 times the FP32 FMA rate on the A100 and the H100/H200
+ * (1024 against 64 multiply-adds per clock and SM on the A100, 4096 flops against 256 on Hopper) and
+ * less on other GPUs: 16 times the measured FP32 peak bounds every BF16 step, loosely but never falsely. */
+enum { BF16_TENSOR_OVER_FP32_FMA = 16 };
 
 /* Threads per block of the widening kernel: a 2-D tile, x along the contiguous rows. */
 enum { WIDEN_ROWS = 32, WIDEN_COLS = 8 };
@@ -57,12 +64,16 @@ void backend_init(const struct step *st, struct backend_info *info)
     int version = 0;
     cublas_check(cublasGetVersion(gpu_cublas_handle(), &version), "cublasGetVersion");
     snprintf(info->baseline, sizeof info->baseline, "cuBLAS %d.%d %s", version / 10000, version / 100 % 100,
-             st->precision == PRECISION_FP64 ? "DGEMM" : "SGEMM");
+             st->precision == PRECISION_FP64   ? "DGEMM"
+             : st->precision == PRECISION_BF16 ? "GemmEx BF16 (FP32 compute)"
+                                               : "SGEMM");
     info->device_memory = (double)free_bytes;
     info->ceiling_gflops = 0.0;
     backend_measure_ceiling(st, info);
-    snprintf(info->ceiling, sizeof info->ceiling, "%s", st->precision == PRECISION_FP64
-             ? "twice the measured FP64 FMA peak (the FP64 tensor-core rate)" : "the measured FP32 FMA peak");
+    snprintf(info->ceiling, sizeof info->ceiling, "%s",
+             st->precision == PRECISION_FP64   ? "twice the measured FP64 FMA peak (the FP64 tensor-core rate)"
+             : st->precision == PRECISION_BF16 ? "16 times the measured FP32 FMA peak (the BF16 tensor-core rate)"
+                                               : "the measured FP32 FMA peak");
 }
 
 void backend_measure_ceiling(const struct step *st, struct backend_info *info)
@@ -70,6 +81,11 @@ void backend_measure_ceiling(const struct step *st, struct backend_info *info)
     /* FP32: the FMA rate. FP64: twice the FMA rate, which is what the FP64 tensor cores of the A100 and
      * H100/H200 deliver (cuBLAS DGEMM uses them); elsewhere it is a loose bound, never a false one. The
      * best of the measurements so far: a low one (boost clocks not yet up) would only make it lower. */
+    if (st->precision == PRECISION_BF16) {
+        const double fma = gpu_fma_peak_gflops(PRECISION_FP32, CEILING_TRIALS);
+        info->ceiling_gflops = fmax(info->ceiling_gflops, (double)BF16_TENSOR_OVER_FP32_FMA * fma);
+        return;
+    }
     const double fma = gpu_fma_peak_gflops(st->precision, CEILING_TRIALS);
     info->ceiling_gflops = fmax(info->ceiling_gflops, st->precision == PRECISION_FP64 ? 2.0 * fma : fma);
 }
@@ -122,6 +138,9 @@ static void launch_step(const struct step *st, const struct problem *p)
     if (st->precision == PRECISION_FP64)
         st->dgemm(p->m, p->n, p->k, p->alpha, (const double *)g.A, (int)p->lda, (const double *)g.B,
                   (int)p->ldb, p->beta, (double *)g.C, (int)p->ldc);
+    else if (st->precision == PRECISION_BF16)
+        st->bgemm(p->m, p->n, p->k, (float)p->alpha, (const bf16_bits *)g.A, (int)p->lda,
+                  (const bf16_bits *)g.B, (int)p->ldb, (float)p->beta, (bf16_bits *)g.C, (int)p->ldc);
     else
         st->sgemm(p->m, p->n, p->k, (float)p->alpha, (const float *)g.A, (int)p->lda,
                   (const float *)g.B, (int)p->ldb, (float)p->beta, (float *)g.C, (int)p->ldc);
@@ -138,6 +157,13 @@ static void launch_baseline(const struct step *st, const struct problem *p)
                                  (const double *)g.A, (int)p->lda, (const double *)g.B, (int)p->ldb,
                                  &beta, (double *)g.C, (int)p->ldc),
                      "cublasDgemm (baseline)");
+    } else if (st->precision == PRECISION_BF16) {
+        /* BF16 in and out, FP32 accumulation and scalars: what a BF16 step computes. */
+        float alpha = (float)p->alpha, beta = (float)p->beta;
+        cublas_check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &alpha, g.A, CUDA_R_16BF,
+                                  (int)p->lda, g.B, CUDA_R_16BF, (int)p->ldb, &beta, g.C, CUDA_R_16BF,
+                                  (int)p->ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx BF16 (baseline)");
     } else {
         float alpha = (float)p->alpha, beta = (float)p->beta;
         cublas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p->m, p->n, p->k, &alpha,
@@ -153,13 +179,18 @@ void backend_run_checked(const struct step *st, const struct problem *p, void *C
     size_t c_bytes = (size_t)p->ldc * p->n * es;
     /* C starts as C0, padding rows included, so that the padding can be checked afterwards. */
     cuda_check(cudaMemcpy(g.C, g.host_C0, c_bytes, cudaMemcpyHostToDevice), "copying C to the device");
-    if (p->beta == 0.0) /* all-ones bytes are a NaN in FP32 and FP64: C must not be read */
+    if (p->beta == 0.0) /* all-ones bytes are a NaN in FP32, FP64 and BF16: C must not be read */
         cuda_check(cudaMemset2D(g.C, (size_t)p->ldc * es, 0xFF, (size_t)p->m * es, (size_t)p->n),
                    "poisoning C with NaN");
     launch_step(st, p);
     cuda_check(cudaDeviceSynchronize(), "running the step's kernel");
     cuda_check(cudaMemcpy(C_out, g.C, c_bytes, cudaMemcpyDeviceToHost), "copying C to the host");
 }
+
+/* An element as a double (exact for every input type). */
+__device__ double as_double(double x) { return x; }
+__device__ double as_double(float x) { return x; }
+__device__ double as_double(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /** dst (rows x cols, ld = rows, double) = src (ld_src, type T), or |src| when take_abs. */
 template <typename T>
@@ -168,7 +199,7 @@ __global__ void widen_kernel(const T *src, long long ld_src, double *dst, int ro
     int i = blockIdx.x * WIDEN_ROWS + threadIdx.x; /* row */
     int j = blockIdx.y * WIDEN_COLS + threadIdx.y; /* column */
     if (i < rows && j < cols) {
-        double v = (double)src[i + j * ld_src];
+        double v = as_double(src[i + j * ld_src]);
         dst[i + (long long)j * rows] = take_abs ? fabs(v) : v;
     }
 }
@@ -180,6 +211,9 @@ static void widen(const struct step *st, const void *src, long long ld_src, doub
     dim3 grid(ceil_div(rows, WIDEN_ROWS), ceil_div(cols, WIDEN_COLS));
     if (st->precision == PRECISION_FP64)
         widen_kernel<double><<<grid, block>>>((const double *)src, ld_src, dst, rows, cols, take_abs);
+    else if (st->precision == PRECISION_BF16)
+        widen_kernel<__nv_bfloat16><<<grid, block>>>((const __nv_bfloat16 *)src, ld_src, dst, rows, cols,
+                                                     take_abs);
     else
         widen_kernel<float><<<grid, block>>>((const float *)src, ld_src, dst, rows, cols, take_abs);
     cuda_check_launch("launching the widening kernel", 0);

@@ -241,7 +241,7 @@ static struct verify_result check_run(const struct step *st, const struct proble
     backend_run_checked(st, p, d->C_out);
     matrix_to_double(st->precision, d->C_out, d->Cd, c_count);
     struct verify_input in = {p->m, p->n, p->k, p->alpha, p->beta, d->Cd, d->C0d, p->ldc, d->ref, d->absab,
-                              precision_unit_roundoff(st->precision), precision_unit_roundoff(st->precision),
+                              precision_unit_roundoff(st->precision), precision_output_roundoff(st->precision),
                               precision_unit_roundoff(PRECISION_FP64), /* the reference is double */
                               precision_tiniest(st->precision)};
     return verify_gemm(&in);

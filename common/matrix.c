@@ -17,36 +17,84 @@
 /* Host buffers are aligned for 512-bit vector loads and cache lines. */
 enum { HOST_ALIGNMENT = 64 };
 
+/* bfloat16: the top 16 bits of a float. Its exponent range is float's; it keeps 8 significant bits. */
+enum { BF16_SHIFT = 16 };                 /* bits below a bfloat16 in its float */
+static const uint32_t BF16_QUIET_NAN = 0x7FC0u;
+
 size_t precision_bytes(precision_t p)
 {
-    return p == PRECISION_FP64 ? sizeof(double) : sizeof(float);
+    switch (p) {
+    case PRECISION_FP64: return sizeof(double);
+    case PRECISION_BF16: return sizeof(bf16_bits);
+    default: return sizeof(float);
+    }
 }
 
 const char *precision_name(precision_t p)
 {
-    return p == PRECISION_FP64 ? "FP64" : "FP32";
+    switch (p) {
+    case PRECISION_FP64: return "FP64";
+    case PRECISION_BF16: return "BF16";
+    default: return "FP32";
+    }
 }
 
 double precision_unit_roundoff(precision_t p)
 {
-    /* Round-to-nearest unit round-off: half the gap between 1 and the next number. */
+    /* Round-to-nearest unit round-off of the accumulation: half the gap between 1 and the next number.
+     * BF16 steps accumulate in float. */
     return p == PRECISION_FP64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
+}
+
+double precision_output_roundoff(precision_t p)
+{
+    /* BF16 keeps 8 significant bits (7 stored): half the gap after 1 is 2^-8. */
+    return p == PRECISION_BF16 ? ldexp(1.0, -8) : precision_unit_roundoff(p);
 }
 
 double precision_round(precision_t p, double x)
 {
-    return p == PRECISION_FP64 ? x : (double)(float)x;
+    return p == PRECISION_FP64 ? x : (double)(float)x; /* BF16 steps take float scalars */
 }
 
 double precision_max(precision_t p)
 {
-    return p == PRECISION_FP64 ? DBL_MAX : FLT_MAX;
+    switch (p) {
+    case PRECISION_FP64: return DBL_MAX;
+    case PRECISION_BF16: return ldexp(2.0 - ldexp(1.0, -7), 127); /* 0x7F7F: float's exponent, 7 bits */
+    default: return FLT_MAX;
+    }
 }
 
 double precision_tiniest(precision_t p)
 {
-    /* The gap between 0 and the smallest subnormal: 2^-1074 in FP64, 2^-149 in FP32. */
-    return p == PRECISION_FP64 ? ldexp(1.0, -1074) : ldexp(1.0, -149);
+    /* The gap between 0 and the smallest subnormal: 2^-1074 in FP64, 2^-149 in FP32, 2^-133 in BF16. */
+    switch (p) {
+    case PRECISION_FP64: return ldexp(1.0, -1074);
+    case PRECISION_BF16: return ldexp(1.0, -133);
+    default: return ldexp(1.0, -149);
+    }
+}
+
+bf16_bits bf16_from_float(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    if (isnan(x))
+        return (bf16_bits)BF16_QUIET_NAN;
+    /* Round to nearest, ties to even: add half of the dropped part's range, less one unless the kept
+     * part is odd, and truncate. A carry into the exponent is the right answer (up to infinity). */
+    uint32_t kept_is_odd = (bits >> BF16_SHIFT) & 1u;
+    bits += 0x7FFFu + kept_is_odd;
+    return (bf16_bits)(bits >> BF16_SHIFT);
+}
+
+float bf16_to_float(bf16_bits h)
+{
+    uint32_t bits = (uint32_t)h << BF16_SHIFT; /* exact: every bfloat16 is a float */
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
 }
 
 void *host_alloc(size_t bytes, const char *what)
@@ -83,6 +131,8 @@ static void store(precision_t p, void *X, size_t idx, double v)
 {
     if (p == PRECISION_FP64)
         ((double *)X)[idx] = v;
+    else if (p == PRECISION_BF16) /* double -> float -> bfloat16: float keeps every bit the rounding needs */
+        ((bf16_bits *)X)[idx] = bf16_from_float((float)v);
     else
         ((float *)X)[idx] = (float)v;
 }
@@ -107,6 +157,12 @@ void matrix_to_double(precision_t p, const void *src, double *dst, size_t count)
 {
     if (p == PRECISION_FP64) {
         memcpy(dst, src, count * sizeof(double));
+        return;
+    }
+    if (p == PRECISION_BF16) {
+        const bf16_bits *h = (const bf16_bits *)src;
+        for (size_t i = 0; i < count; ++i)
+            dst[i] = bf16_to_float(h[i]);
         return;
     }
     const float *s = (const float *)src;

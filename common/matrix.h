@@ -20,16 +20,26 @@ typedef enum { MATRIX_A = 1, MATRIX_B = 2, MATRIX_C = 3 } matrix_id;
 /** Bytes of one element of @p p. */
 size_t precision_bytes(precision_t p);
 
-/** "FP32", "FP64". */
+/** "FP32", "FP64", "BF16". */
 const char *precision_name(precision_t p);
 
-/** Unit round-off of the accumulation in precision @p p (2^-24 for FP32). */
+/** Unit round-off of the accumulation in precision @p p (2^-24 for FP32 and for BF16, which accumulates in float). */
 double precision_unit_roundoff(precision_t p);
 
-/** Round @p x to precision @p p and back to double (the value a kernel sees). */
+/** Unit round-off of the output C in precision @p p (2^-8 for BF16; else the accumulation's). */
+double precision_output_roundoff(precision_t p);
+
+/** Round the scalar @p x (alpha, beta) to precision @p p's scalars and back to double (the value a kernel sees;
+ *  BF16 steps take float scalars). */
 double precision_round(precision_t p, double x);
 
-/** The largest finite number of precision @p p. */
+/** bfloat16 nearest to @p x (ties to even; NaN stays NaN). */
+bf16_bits bf16_from_float(float x);
+
+/** The float equal to the bfloat16 @p h (exact). */
+float bf16_to_float(bf16_bits h);
+
+/** The largest finite number of precision @p p (of C, the output). */
 double precision_max(precision_t p);
 
 /** The smallest positive (subnormal) number of precision @p p: the absolute error of an underflow. */

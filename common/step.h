@@ -19,6 +19,8 @@
 #ifndef GEMM_STEP_H
 #define GEMM_STEP_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,8 +28,15 @@ extern "C" {
 /** Element type of the inputs (and of C unless stated otherwise). */
 typedef enum {
     PRECISION_FP32, /**< float in, float accumulate, float out (SGEMM) */
-    PRECISION_FP64  /**< double in, double accumulate, double out (DGEMM) */
+    PRECISION_FP64, /**< double in, double accumulate, double out (DGEMM) */
+    PRECISION_BF16  /**< bfloat16 A, B and C, float accumulation and scalars (Part IV, tensor cores) */
 } precision_t;
+
+/**
+ * The bits of one bfloat16 number (1 sign, 8 exponent, 7 fraction bits: the top half of a float).
+ * Host code is C and has no bfloat16 type; a kernel reads these as CUDA's `__nv_bfloat16`.
+ */
+typedef uint16_t bf16_bits;
 
 /** Where a step's kernel runs. */
 typedef enum {
@@ -43,6 +52,13 @@ typedef void (*sgemm_fn)(int m, int n, int k, float alpha, const float *A, int l
 /** Launch function of an FP64 step (same argument order as BLAS DGEMM, no transposes). */
 typedef void (*dgemm_fn)(int m, int n, int k, double alpha, const double *A, int lda,
                          const double *B, int ldb, double beta, double *C, int ldc);
+
+/**
+ * Launch function of a BF16 step: A, B and C in bfloat16, alpha and beta and the accumulation in float
+ * (cublasGemmEx with CUDA_R_16BF and CUBLAS_COMPUTE_32F computes the same).
+ */
+typedef void (*bgemm_fn)(int m, int n, int k, float alpha, const bf16_bits *A, int lda,
+                         const bf16_bits *B, int ldb, float beta, bf16_bits *C, int ldc);
 
 /**
  * Optional hook of a step with settings of its own (`--param NAME=VALUE` on the
@@ -83,6 +99,7 @@ struct step {
     dgemm_fn dgemm;        /**< the launcher, for PRECISION_FP64 steps */
     int cpu_threads;       /**< CPU steps: 1 = single-threaded (the baseline too); 0 = all (OMP_NUM_THREADS) */
     configure_fn configure;/**< optional: the step's own settings (NULL: none; --param is refused) */
+    bgemm_fn bgemm;        /**< the launcher, for PRECISION_BF16 steps */
 };
 
 /** Every step defines exactly one of these; the harness's main() reads it. */

@@ -2,6 +2,7 @@
  * @file
  * @brief Unit tests of the command-line parser and of the random fill.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -112,10 +113,33 @@ static void random_fill(void)
     expect(precision_round(PRECISION_FP32, 0.1) == (double)0.1f, "FP32 scalars round like the kernel's");
 }
 
+/* bfloat16 (Part IV): rounding to nearest with ties to even, as __float2bfloat16_rn does on the GPU. */
+static void bf16_rounding(void)
+{
+    expect(bf16_from_float(1.0f) == 0x3F80 && bf16_to_float(0x3F80) == 1.0f, "BF16: 1 is 0x3F80 and back");
+    expect(bf16_from_float(-2.0f) == 0xC000, "BF16: -2 is 0xC000");
+    expect(bf16_from_float(1.0f + 0x1.0p-8f) == 0x3F80, "BF16: a tie (1 + 2^-8) rounds to the even 1");
+    expect(bf16_from_float(1.0f + 0x1.8p-7f) == 0x3F82, "BF16: a tie (1 + 3*2^-8) rounds to the even 1 + 2^-6");
+    expect(bf16_from_float(1.0f + 0x1.2p-8f) == 0x3F81, "BF16: just above a tie rounds up");
+    expect(bf16_from_float(FLT_MAX) == 0x7F80, "BF16: FLT_MAX rounds to infinity");
+    expect(bf16_to_float(0x7F7F) == (float)precision_max(PRECISION_BF16), "BF16: the largest finite is 0x7F7F");
+    expect(isnan(bf16_to_float(bf16_from_float(NAN))), "BF16: NaN stays NaN");
+    expect(bf16_to_float(0x0001) == (float)precision_tiniest(PRECISION_BF16), "BF16: the tiniest is 2^-133");
+    bf16_bits h[6];
+    matrix_fill_random(PRECISION_BF16, h, 2, 3, 2, 9, 0, MATRIX_A, 0.0);
+    int in_range = 1;
+    for (int t = 0; t < 6; ++t)
+        in_range &= fabsf(bf16_to_float(h[t])) <= 1.0f && bf16_to_float(h[t]) != 0.0f;
+    expect(in_range, "BF16 fill: numbers in [-1, 1], not zero");
+    expect(precision_bytes(PRECISION_BF16) == 2 && precision_output_roundoff(PRECISION_BF16) == 0x1.0p-8 &&
+           precision_unit_roundoff(PRECISION_BF16) == 0x1.0p-24, "BF16: 2 bytes, output u 2^-8, float accumulation");
+}
+
 int main(void)
 {
     good_lines();
     bad_lines();
     random_fill();
+    bf16_rounding();
     return checks_summary("test_cli");
 }

@@ -1,0 +1,341 @@
+/**
+ * @file
+ * @brief Step 25: the tensor cores fed by a multi-stage cp.async pipeline; stages, block tile and
+ * block order tunable.
+ *
+ * In step 24 every warp waits twice per slice: for the copies (load, barrier)
+ * and for the slowest warp (barrier, next load). The tensor cores idle for a
+ * whole global-memory latency per slice. Here the copies go through cp.async
+ * (Part I, step 12) into a ring of STAGES slices, so that STAGES-1 slices are
+ * in flight while the warps multiply the oldest:
+ *
+ *   prologue: issue slices 0 .. STAGES-2, one group of copies each
+ *   for each slice s:
+ *       wait_group STAGES-2; barrier   -- slice s has landed; everyone is done with slice s-1
+ *       issue slice s+STAGES-1 into the buffer of slice s-1 (an empty group past the end)
+ *       multiply slice s (step 24's fragments and mma_sync)
+ *
+ * What changes from step 24:
+ *
+ *  - Copies: 16 bytes of A or B per cp.async (.cg: through L2 only), all of
+ *    them where the columns are 16-byte aligned (ld a multiple of 8, as in
+ *    every BF16 benchmark): a piece that sticks out of the matrix copies only
+ *    its inside bytes and cp.async fills the rest with zeros. Unaligned
+ *    columns take step 24's element-by-element copy (correct, slow).
+ *  - Block tile: 2 x WARPS_N warps (`--param warps=4|8`), each with
+ *    WM x WN fragments (`wm=2|4 wn=2|4`): 64x64 up to 128x256 of C.
+ *  - The ring: `--param stages=2..6`, in dynamic shared memory (opted in
+ *    above 48 KB); the launcher refuses, in one line, a ring the GPU cannot
+ *    hold.
+ *  - Block order: a 1-D grid walked in groups of GROUP rows of tiles
+ *    (`--param group=1|4|8|16`): the blocks resident at one time then share
+ *    a few row panels of A and column panels of B, which stay in L2.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include "gpu.h"
+#include "step.h"
+
+using namespace nvcuda;
+
+enum {
+    FRAG = 16,                    /* WMMA's BF16 shape: 16 x 16 x 16 */
+    WARP = 32,                    /* threads per warp */
+    WARPS_M = 2,                  /* warps along M; WARPS_N (2 or 4) is a setting */
+    BK = 32,                      /* K per slice: two k-steps of FRAG */
+    SKEW = 8,                     /* padding per shared column, in elements: 16 bytes */
+    VEC = 8,                      /* bfloat16 per 16-byte copy */
+    ELEM = sizeof(__nv_bfloat16), /* bytes per element */
+    MIN_STAGES = 2, MAX_STAGES = 6,
+    DEFAULT_WM = 4, DEFAULT_WN = 4, DEFAULT_WARPS = 8, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8,
+    DEFAULT_SMEM = 48 * 1024      /* above this a kernel must opt in to its shared memory */
+};
+static_assert(BK % FRAG == 0 && BK % VEC == 0, "a slice is whole k-steps and whole 16-byte copies");
+
+static int warp_m = DEFAULT_WM, warp_n = DEFAULT_WN, warps = DEFAULT_WARPS; /* --param wm= wn= warps= */
+static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;                  /* --param stages= group= */
+
+/** The tile sizes of WARPS_M x WARPS_N warps of WM x WN fragments, and the ring of stages. */
+template <int WM, int WN, int WARPS_N> struct tiles {
+    static constexpr int THREADS = WARPS_M * WARPS_N * WARP;
+    static constexpr int BM = WARPS_M * WM * FRAG;    /* block tile rows (of C and A) */
+    static constexpr int BN = WARPS_N * WN * FRAG;    /* block tile columns (of C and B) */
+    static constexpr int AS_LD = BM + SKEW;           /* As: BK columns of BM rows (column-major, as A) */
+    static constexpr int BS_LD = BK + SKEW;           /* Bs: BN columns of BK rows (column-major, as B) */
+    static constexpr int AS_SIZE = BK * AS_LD;        /* elements of one stage of A */
+    static constexpr int STAGE = AS_SIZE + BN * BS_LD; /* elements of one stage: A's slice, then B's */
+    static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /* floats: a 16x16 patch per warp */
+    static constexpr int smem_bytes(int n_stages) { return n_stages * STAGE * ELEM + PATCHES * 4; }
+};
+
+__device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
+ *  the rest filled with zeros (nothing is read when @p inside is 0). */
+__device__ void copy16(__nv_bfloat16 *dst, const __nv_bfloat16 *src, int inside)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst); /* cp.async takes a shared-memory address */
+    /* .cg: cached in L2 only, not L1 (a block reads each element once) */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(inside) : "memory");
+}
+
+/** Closes the copies this thread issued since the last call into one group. */
+__device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/** Waits until at most @p PENDING of this thread's newest groups of copies are still in flight. */
+template <int PENDING> __device__ void wait_copies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/**
+ * Issue the copies of the ROWS x COLS piece of the R x Cn matrix X that starts at (r0, c0) into the
+ * shared tile S (leading dimension s_ld), zeros where the piece leaves X. With 16-byte aligned columns
+ * (@p aligned) every piece of 8 rows is one cp.async; otherwise the copy is element by element, done
+ * when the function returns.
+ */
+template <int ROWS, int COLS, int THREADS>
+__device__ void copy_tile(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, int ldx, int R, int Cn, int r0,
+                          int c0, bool aligned)
+{
+    if (aligned) {
+        constexpr int VECS_PER_COL = ROWS / VEC; /* 16-byte pieces down one column of the tile */
+        for (int v = threadIdx.x; v < VECS_PER_COL * COLS; v += THREADS) {
+            int c = v / VECS_PER_COL, r = (v % VECS_PER_COL) * VEC; /* consecutive threads: down a column */
+            int rows_in = min(max(R - (r0 + r), 0), VEC);          /* rows of the piece inside X */
+            bool inside = rows_in > 0 && c0 + c < Cn;
+            /* (a piece wholly outside reads nothing: point it at X itself, a valid address) */
+            const __nv_bfloat16 *src = inside ? X + (r0 + r) + (size_t)(c0 + c) * ldx : X;
+            copy16(S + r + c * s_ld, src, inside ? rows_in * ELEM : 0);
+        }
+    } else {
+        const __nv_bfloat16 zero = to_bf16(0.0f);
+        for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
+            int c = e / ROWS, r = e % ROWS;
+            bool inside = r0 + r < R && c0 + c < Cn;
+            S[r + c * s_ld] = inside ? X[(r0 + r) + (size_t)(c0 + c) * ldx] : zero;
+        }
+    }
+}
+
+/** Tiles of size t along n elements (the last one partial). */
+__device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
+
+/** The block's tile (tm, tn) of C: block ids walk down GROUP rows of tiles, then on to the next column. */
+__device__ void tile_of_block(int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
+{
+    int per_group = group_rows * tiles_n;          /* blocks in one group of rows */
+    int g = blockIdx.x / per_group, in = blockIdx.x % per_group;
+    int first = g * group_rows;                    /* the group's first row of tiles */
+    int rows = min(tiles_m - first, group_rows);   /* the last group may be shorter */
+    *tm = first + in % rows;
+    *tn = in / rows;
+}
+
+/** Issue the copies of slice @p s (K from s*BK) into its stage of the ring, closed into one group
+ *  (an empty group past the last slice, so that wait_group counts the same in every iteration). */
+template <int WM, int WN, int WARPS_N, int STAGES>
+__device__ void issue_slice(__nv_bfloat16 *ring, int s, int slices, const __nv_bfloat16 *A, int lda,
+                            const __nv_bfloat16 *B, int ldb, int M, int N, int K, int i0, int j0, bool a_aligned,
+                            bool b_aligned)
+{
+    using T = tiles<WM, WN, WARPS_N>;
+    if (s < slices) {
+        __nv_bfloat16 *as = ring + (s % STAGES) * T::STAGE, *bs = as + T::AS_SIZE;
+        copy_tile<T::BM, BK, T::THREADS>(as, T::AS_LD, A, lda, M, K, i0, s * BK, a_aligned);
+        copy_tile<BK, T::BN, T::THREADS>(bs, T::BS_LD, B, ldb, K, N, s * BK, j0, b_aligned);
+    }
+    commit_copies();
+}
+
+/** One block: a BM x BN tile of C = alpha * A * B + beta * C, K through a ring of STAGES slices. */
+template <int WM, int WN, int WARPS_N, int STAGES>
+__global__ void __launch_bounds__(tiles<WM, WN, WARPS_N>::THREADS)
+pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
+               int ldb, float beta, __nv_bfloat16 *C, int ldc, bool a_aligned, bool b_aligned, int group_rows)
+{
+    using T = tiles<WM, WN, WARPS_N>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem);              /* STAGES x (As, Bs) */
+    float *patch = reinterpret_cast<float *>(smem + STAGES * T::STAGE * ELEM);  /* the epilogue's */
+
+    int tm, tn;
+    tile_of_block(tiles_along(M, T::BM), tiles_along(N, T::BN), group_rows, &tm, &tn);
+    const int i0 = tm * T::BM, j0 = tn * T::BN; /* the block's tile of C */
+    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int wi = (warp % WARPS_M) * WM * FRAG; /* the warp's tile inside the block's */
+    const int wj = (warp / WARPS_M) * WN * FRAG;
+
+    wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> acc[WM][WN];
+#pragma unroll
+    for (int a = 0; a < WM; ++a)
+#pragma unroll
+        for (int b = 0; b < WN; ++b)
+            wmma::fill_fragment(acc[a][b], 0.0f);
+
+    const int slices = tiles_along(K, BK);
+    for (int s = 0; s < STAGES - 1; ++s)
+        issue_slice<WM, WN, WARPS_N, STAGES>(ring, s, slices, A, lda, B, ldb, M, N, K, i0, j0, a_aligned, b_aligned);
+
+    for (int s = 0; s < slices; ++s) {
+        wait_copies<STAGES - 2>(); /* this thread's copies of slice s have landed */
+        __syncthreads();           /* everyone's have, and everyone is done with slice s-1 */
+        issue_slice<WM, WN, WARPS_N, STAGES>(ring, s + STAGES - 1, slices, A, lda, B, ldb, M, N, K, i0, j0,
+                                             a_aligned, b_aligned); /* into the stage of slice s-1 */
+        const __nv_bfloat16 *as = ring + (s % STAGES) * T::STAGE, *bs = as + T::AS_SIZE;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += FRAG) {
+            wmma::fragment<wmma::matrix_a, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fa[WM];
+            wmma::fragment<wmma::matrix_b, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fb[WN];
+#pragma unroll
+            for (int a = 0; a < WM; ++a) /* rows wi + 16a.. of the slice's column kk.. */
+                wmma::load_matrix_sync(fa[a], as + (wi + a * FRAG) + kk * T::AS_LD, T::AS_LD);
+#pragma unroll
+            for (int b = 0; b < WN; ++b) /* rows kk.. of the block's column wj + 16b.. */
+                wmma::load_matrix_sync(fb[b], bs + kk + (wj + b * FRAG) * T::BS_LD, T::BS_LD);
+#pragma unroll
+            for (int a = 0; a < WM; ++a)
+#pragma unroll
+                for (int b = 0; b < WN; ++b)
+                    wmma::mma_sync(acc[a][b], fa[a], fb[b], acc[a][b]);
+        }
+    }
+    wait_copies<0>(); /* (only empty groups are left: nothing may still write the ring when the block ends) */
+
+    /* Epilogue (step 24's): one fragment at a time through the warp's patch. */
+    float *mine = patch + warp * FRAG * FRAG;
+#pragma unroll
+    for (int a = 0; a < WM; ++a)
+#pragma unroll
+        for (int b = 0; b < WN; ++b) {
+            wmma::store_matrix_sync(mine, acc[a][b], FRAG, wmma::mem_col_major);
+            __syncwarp();
+            for (int e = lane; e < FRAG * FRAG; e += WARP) {
+                int i = i0 + wi + a * FRAG + e % FRAG, j = j0 + wj + b * FRAG + e / FRAG;
+                if (i < M && j < N) {
+                    __nv_bfloat16 *c = C + i + (size_t)j * ldc;
+                    float v = alpha * mine[e];
+                    if (beta != 0.0f) /* C is not read when beta == 0 */
+                        v += beta * to_float(*c);
+                    *c = to_bf16(v);
+                }
+            }
+            __syncwarp(); /* the patch is read before the next fragment overwrites it */
+        }
+}
+
+/** Is every column of X (leading dimension ld) 16-byte aligned? */
+static bool columns_aligned(const void *X, int ld)
+{
+    return (uintptr_t)X % 16 == 0 && ld % VEC == 0;
+}
+
+/** Shared memory per block that this GPU lets a kernel opt in to. */
+static int smem_limit()
+{
+    int device = 0, limit = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+    cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+               "reading the shared-memory limit");
+    return limit;
+}
+
+template <int WM, int WN, int WARPS_N, int STAGES>
+static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
+                          int ldb, float beta, bf16_bits *C, int ldc)
+{
+    using T = tiles<WM, WN, WARPS_N>;
+    static int checked = 0; /* the limit and the opt-in, once per configuration */
+    const int bytes = T::smem_bytes(STAGES);
+    auto kernel = pipelined_gemm<WM, WN, WARPS_N, STAGES>;
+    if (!checked) {
+        if (bytes > smem_limit())
+            step_cannot_run("stages=%d with a %dx%d block tile needs %d KB of shared memory per block; this GPU "
+                            "allows %d KB (fewer stages or a smaller tile)", STAGES, T::BM, T::BN, bytes / 1024,
+                            smem_limit() / 1024);
+        if (bytes > DEFAULT_SMEM)
+            cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                       "opting in to the ring's shared memory");
+        checked = 1;
+    }
+    const int tiles_total = ceil_div(M, T::BM) * ceil_div(N, T::BN);
+    kernel<<<tiles_total, T::THREADS, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
+                                               reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
+                                               reinterpret_cast<__nv_bfloat16 *>(C), ldc, columns_aligned(A, lda),
+                                               columns_aligned(B, ldb), group);
+}
+
+/* The dispatch from the settings to the template: stages, then warps, then the warp tile. */
+typedef void (*launch_fn)(int, int, int, float, const bf16_bits *, int, const bf16_bits *, int, float,
+                          bf16_bits *, int);
+
+template <int WM, int WN, int WARPS_N> static launch_fn pick_stages()
+{
+    switch (stages) {
+    case 2: return launch_config<WM, WN, WARPS_N, 2>;
+    case 3: return launch_config<WM, WN, WARPS_N, 3>;
+    case 5: return launch_config<WM, WN, WARPS_N, 5>;
+    case 6: return launch_config<WM, WN, WARPS_N, 6>;
+    default: return launch_config<WM, WN, WARPS_N, 4>;
+    }
+}
+
+template <int WM, int WN> static launch_fn pick_warps()
+{
+    return warps == 4 ? pick_stages<WM, WN, 2>() : pick_stages<WM, WN, 4>();
+}
+
+static launch_fn pick()
+{
+    if (warp_m == 2)
+        return warp_n == 2 ? pick_warps<2, 2>() : pick_warps<2, 4>();
+    return warp_n == 2 ? pick_warps<4, 2>() : pick_warps<4, 4>();
+}
+
+static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
+                   float beta, bf16_bits *C, int ldc)
+{
+    pick()(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/** --param wm=2|4 wn=2|4 warps=4|8 stages=2..6 group=1|4|8|16. */
+static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
+{
+    const char *bad = NULL;
+    for (int t = 0; t < nparams && bad == NULL; ++t)
+        if (!step_param_int(params[t], "wm", 2, 4, &warp_m, &bad) &&
+            !step_param_int(params[t], "wn", 2, 4, &warp_n, &bad) &&
+            !step_param_int(params[t], "warps", 4, 8, &warps, &bad) &&
+            !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
+            !step_param_int(params[t], "group", 1, 16, &group, &bad))
+            bad = "this step takes --param wm=2|4, wn=2|4, warps=4|8, stages=2|3|4|5|6, group=1|4|8|16";
+    if (bad == NULL && (warp_m == 3 || warp_n == 3 || (warps != 4 && warps != 8) ||
+                        (group != 1 && group != 4 && group != 8 && group != 16)))
+        bad = "--param wm and wn take 2 or 4, warps 4 or 8, group 1, 4, 8 or 16";
+    if (bad != NULL)
+        return bad;
+    const int bm = WARPS_M * warp_m * FRAG, bn = warps / WARPS_M * warp_n * FRAG;
+    const int stage_bytes = (BK * (bm + SKEW) + bn * (BK + SKEW)) * ELEM;
+    snprintf(desc, desclen, "wm=%d wn=%d warps=%d (block tile %dx%d) stages=%d (%d KB of shared memory) group=%d",
+             warp_m, warp_n, warps, bm, bn, stages, (stages * stage_bytes + warps * FRAG * FRAG * 4) / 1024, group);
+    return NULL;
+}
+
+const struct step STEP = {
+    .number = 25,
+    .name = "tc_pipeline",
+    .summary = "the tensor cores fed by a multi-stage cp.async ring; stages, block tile and block order tunable",
+    .precision = PRECISION_BF16,
+    .target = TARGET_GPU,
+    .max_size = 0,
+    .min_cc = 80,
+    .sgemm = NULL,
+    .dgemm = NULL,
+    .configure = configure,
+    .bgemm = launch,
+};
