@@ -8,8 +8,9 @@
 #   step24_warptile.csv      step 24 at 4096^3 and 8192^3 for every warp tile (wm x wn fragments), with the
 #                            registers per thread and shared memory per block of that kernel (cuobjdump) and
 #                            the blocks and warps per SM they allow (the occupancy calculator's arithmetic)
-#   step25_stages.csv        step 25 against the number of stages, for four block tiles, at 4096^3 and 8192^3
-#   step25_group.csv         step 25's default against the block order's group of rows, at 8192^3
+#   step25_stages.csv        step 25 against the number of stages, for four block tiles and both fragment
+#                            paths (ldsm=0: WMMA, 1: ldmatrix and mma.sync), at 4096^3 and 8192^3
+#   step25_group.csv         step 25 against the block order's group of rows, at 8192^3 (the default tile)
 #   part4_meta.txt           date, GPU, command
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -23,6 +24,8 @@ status=0
 { echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
   echo "command=steps/24_wmma/measure.sh $*"; } >"$DIR/part4_meta.txt"
 SIZES=4096,8192
+
+column_or_cat() { if command -v column >/dev/null; then column -s, -t "$@"; else cat "$@"; fi; }
 
 # rates BIN ARGS...: "m,gflops,baseline_gflops,ratio" per size of SIZES, unchecked (the tests check).
 rates() {
@@ -71,23 +74,27 @@ for wm in 1 2 3 4; do
         done >>"$DIR/step24_warptile.csv" || status=1
     done
 done
-column -s, -t "$DIR/step24_warptile.csv" | sort -k4,4n -k5,5gr | head -n 40
+column_or_cat "$DIR/step24_warptile.csv" | sort -k4,4n -k5,5gr | head -n 40
 
 echo "== step 25: stages, for four block tiles"
-echo "tile,wm,wn,warps,stages,m,gflops,cublas_gflops,ratio" >"$DIR/step25_stages.csv"
-for t in "64x64:2:2:4" "128x128:4:4:4" "64x256:2:4:8" "128x256:4:4:8"; do
-    IFS=: read -r name wm wn warps <<<"$t"
-    for st in 2 3 4 5 6; do
-        rates build/step25 --param wm=$wm --param wn=$wn --param warps=$warps --param stages=$st |
-            sed "s/^/$name,$wm,$wn,$warps,$st,/" >>"$DIR/step25_stages.csv" || status=1
+echo "tile,wm,wn,warps,stages,ldsm,m,gflops,cublas_gflops,ratio" >"$DIR/step25_stages.csv"
+for ldsm in 0 1; do
+    for t in "64x64:2:2:4" "128x128:4:4:4" "64x256:2:4:8" "128x256:4:4:8"; do
+        IFS=: read -r name wm wn warps <<<"$t"
+        for st in 2 3 4 5 6; do
+            rates build/step25 --param wm=$wm --param wn=$wn --param warps=$warps --param stages=$st \
+                --param ldsm=$ldsm | sed "s/^/$name,$wm,$wn,$warps,$st,$ldsm,/" >>"$DIR/step25_stages.csv" || status=1
+        done
     done
 done
-column -s, -t "$DIR/step25_stages.csv"
+column_or_cat "$DIR/step25_stages.csv"
 
 echo "== step 25: block order"
-echo "group,m,gflops,cublas_gflops,ratio" >"$DIR/step25_group.csv"
+echo "group,settings,m,gflops,cublas_gflops,ratio" >"$DIR/step25_group.csv"
+settings=$(build/step25 --help | sed -n "s/^This step's settings (defaults): //p" | sed -E 's/ \([^)]*\)//g')
 for g in 1 4 8 16; do
-    SIZES=8192 rates build/step25 --param group=$g | sed "s/^/$g,/" >>"$DIR/step25_group.csv" || status=1
+    SIZES=8192 rates build/step25 --param group=$g | sed "s/^/$g,default: $settings,/" >>"$DIR/step25_group.csv" ||
+        status=1
 done
-column -s, -t "$DIR/step25_group.csv"
+column_or_cat "$DIR/step25_group.csv"
 exit $status

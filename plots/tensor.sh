@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Lessons 24 and 25's charts, from steps/24_wmma/measure.sh's data (plots/render.sh calls it where it is):
+#
+#   plots/tensor.sh DATA OUT
+#
+#   tc_warptile   step 24 against the warp tile (wm x wn accumulator fragments per warp, in order of their
+#                 number): TFLOP/s at 4096^3 and 8192^3 on the left axis; registers per thread and warps
+#                 per SM (the occupancy they allow) on the right
+#   tc_stages     step 25 against the number of stages in the cp.async ring, one line per block tile and
+#                 fragment path, at 8192^3, with cuBLAS BF16 of the same runs
+set -u
+DATA=${1:?usage: plots/tensor.sh DATA OUT} OUT=${2:?usage: plots/tensor.sh DATA OUT}
+command -v gnuplot >/dev/null 2>&1 || exit 0
+mkdir -p "$OUT"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+status=0
+
+render() { # NAME SCRIPT-FILE
+    local fmt
+    for fmt in png svg; do
+        {
+            if [ $fmt = png ]; then echo "set terminal pngcairo size 1100,560 font 'Sans,11' noenhanced"
+            else echo "set terminal svg size 1100,560 font 'Sans,11' noenhanced background '#ffffff'"; fi
+            echo "set output '$OUT/$1.$fmt'"
+            cat "$2"
+        } | gnuplot 2>"$TMP/err" || { echo "tensor: gnuplot failed on $1:"; cat "$TMP/err"; return 1; }
+    done
+    echo "  $OUT/$1.png, .svg"
+}
+
+DEVICE=$(sed -n 's/^device=//p' "$DATA/part4_meta.txt" 2>/dev/null)
+DATE=$(sed -n 's/^date=//p' "$DATA/part4_meta.txt" 2>/dev/null)
+
+if [ -s "$DATA/step24_warptile.csv" ]; then
+    # one line per warp tile: index, label, TFLOP/s at 4096 and 8192, registers, warps per SM
+    # (sorted by accumulators, then wm, then wn; plain awk, no gawk extensions)
+    awk -F, 'NR > 1 { key = $3 * 100 + $1 * 10 + $2; lab[key] = $1 "x" $2; r[key] = $8; w[key] = $11
+                      if ($4 == 4096) a[key] = $5 / 1000; else if ($4 == 8192) b[key] = $5 / 1000 }
+             END { for (k in lab) print k, lab[k], a[k], b[k], r[k], w[k] }' "$DATA/step24_warptile.csv" |
+        sort -n | awk '{ $1 = NR - 1; print }' >"$TMP/wt.dat"
+    cublas=$(awk -F, 'NR > 1 && $4 == 8192 { s += $6; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step24_warptile.csv")
+    {
+        echo "set title \"Step 24 (WMMA): rate against the warp tile (wm x wn fragments of 16x16, fewest accumulators first)\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s at 8192^3\""
+        echo "set ylabel 'TFLOP/s'; set y2label 'registers per thread, warps per SM'"
+        echo "set yrange [0:*]; set y2range [0:270]; set ytics nomirror; set y2tics 0,32,256"
+        echo "set xlabel 'warp tile wm x wn'; set xrange [-0.6:15.6]; set key top left; set grid ytics"
+        echo "set style fill solid 0.85 noborder; set boxwidth 0.38"
+        echo "plot '$TMP/wt.dat' using (\$1 - 0.2):3:xtic(2) with boxes lc rgb '#4477aa' title '4096^3', \\"
+        echo "     '' using (\$1 + 0.2):4 with boxes lc rgb '#228833' title '8192^3', \\"
+        echo "     '' using 1:5 axes x1y2 with linespoints pt 7 lw 2 lc rgb '#cc3311' title 'registers per thread', \\"
+        echo "     '' using 1:6 axes x1y2 with linespoints pt 5 lw 2 dt 2 lc rgb '#aa3377' title 'warps per SM'"
+    } >"$TMP/wt.gp"
+    render tc_warptile "$TMP/wt.gp" || status=1
+fi
+
+if [ -s "$DATA/step25_stages.csv" ]; then
+    : >"$TMP/st.gp.plot"
+    for ldsm in 0 1; do
+        for tile in 64x64 128x128 64x256 128x256; do
+            awk -F, -v t="$tile" -v l="$ldsm" 'NR > 1 && $1 == t && $6 == l && $7 == 8192 { print $5, $8 / 1000 }' \
+                "$DATA/step25_stages.csv" >"$TMP/st_${ldsm}_$tile.dat"
+            [ -s "$TMP/st_${ldsm}_$tile.dat" ] || continue
+            frag=$([ "$ldsm" = 1 ] && echo "ldmatrix + mma.sync" || echo "WMMA")
+            dash=$([ "$ldsm" = 1 ] && echo 1 || echo 2)
+            printf "%s'%s' using 1:2 with linespoints lw 2 pt 7 dt %s title '%s, %s'" \
+                "$([ -s "$TMP/st.gp.plot" ] && echo ", ")" "$TMP/st_${ldsm}_$tile.dat" "$dash" "$tile" "$frag" >>"$TMP/st.gp.plot"
+        done
+    done
+    cublas=$(awk -F, 'NR > 1 && $7 == 8192 { s += $9; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step25_stages.csv")
+    {
+        echo "set title \"Step 25 at 8192^3: rate against the stages of the cp.async ring, per block tile\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:6.2]; set xtics 2,1,6; set yrange [0:*]"
+        echo "set key outside right; set grid ytics"
+        echo "plot $(cat "$TMP/st.gp.plot")"
+    } >"$TMP/st.gp"
+    render tc_stages "$TMP/st.gp" || status=1
+fi
+exit $status
