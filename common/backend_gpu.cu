@@ -187,9 +187,11 @@ void backend_run_checked(const struct step *st, const struct problem *p, void *C
     cuda_check(cudaMemcpy(C_out, g.C, c_bytes, cudaMemcpyDeviceToHost), "copying C to the host");
 }
 
-/* An element as a double (exact for every input type). */
+/** An FP64 element as a double. */
 __device__ double as_double(double x) { return x; }
+/** An FP32 element as a double (exact). */
 __device__ double as_double(float x) { return x; }
+/** A BF16 element as a double (exact: every bfloat16 is a float). */
 __device__ double as_double(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /** dst (rows x cols, ld = rows, double) = src (ld_src, type T), or |src| when take_abs. */

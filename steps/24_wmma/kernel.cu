@@ -69,14 +69,15 @@ static int warp_m = DEFAULT_WM, warp_n = DEFAULT_WN; /* accumulator fragments pe
 
 /** The tile sizes of a warp tile of WM x WN fragments. */
 template <int WM, int WN> struct tiles {
-    static constexpr int BM = WARPS_M * WM * FRAG; /* block tile rows (of C and A) */
-    static constexpr int BN = WARPS_N * WN * FRAG; /* block tile columns (of C and B) */
-    static constexpr int AS_LD = BM + SKEW;        /* As: BK columns of BM rows (column-major, as A) */
-    static constexpr int BS_LD = BK + SKEW;        /* Bs: BN columns of BK rows (column-major, as B) */
+    static constexpr int BM = WARPS_M * WM * FRAG; /**< block tile rows (of C and A) */
+    static constexpr int BN = WARPS_N * WN * FRAG; /**< block tile columns (of C and B) */
+    static constexpr int AS_LD = BM + SKEW;        /**< As: BK columns of BM rows (column-major, as A) */
+    static constexpr int BS_LD = BK + SKEW;        /**< Bs: BN columns of BK rows (column-major, as B) */
 };
 
-/** bfloat16 bits of a float (round to nearest even) and back. */
+/** The bfloat16 nearest to @p x (ties to even). */
 __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+/** The float equal to @p x (exact). */
 __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /**

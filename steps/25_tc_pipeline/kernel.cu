@@ -79,18 +79,21 @@ static int ldsm = DEFAULT_LDSM; /* --param ldsm=1: fragments by ldmatrix and mma
 
 /** The tile sizes of WARPS_M x WARPS_N warps of WM x WN fragments, and the ring of stages. */
 template <int WM, int WN, int WARPS_N> struct tiles {
-    static constexpr int THREADS = WARPS_M * WARPS_N * WARP;
-    static constexpr int BM = WARPS_M * WM * FRAG;    /* block tile rows (of C and A) */
-    static constexpr int BN = WARPS_N * WN * FRAG;    /* block tile columns (of C and B) */
-    static constexpr int AS_LD = BM + SKEW;           /* As: BK columns of BM rows (column-major, as A) */
-    static constexpr int BS_LD = BK + SKEW;           /* Bs: BN columns of BK rows (column-major, as B) */
-    static constexpr int AS_SIZE = BK * AS_LD;        /* elements of one stage of A */
-    static constexpr int STAGE = AS_SIZE + BN * BS_LD; /* elements of one stage: A's slice, then B's */
-    static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /* floats: a 16x16 patch per warp */
+    static constexpr int THREADS = WARPS_M * WARPS_N * WARP; /**< threads per block */
+    static constexpr int BM = WARPS_M * WM * FRAG;    /**< block tile rows (of C and A) */
+    static constexpr int BN = WARPS_N * WN * FRAG;    /**< block tile columns (of C and B) */
+    static constexpr int AS_LD = BM + SKEW;           /**< As: BK columns of BM rows (column-major, as A) */
+    static constexpr int BS_LD = BK + SKEW;           /**< Bs: BN columns of BK rows (column-major, as B) */
+    static constexpr int AS_SIZE = BK * AS_LD;        /**< elements of one stage of A */
+    static constexpr int STAGE = AS_SIZE + BN * BS_LD; /**< elements of one stage: A's slice, then B's */
+    static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /**< floats: a 16x16 patch per warp */
+    /** Bytes of dynamic shared memory of a ring of @p n_stages stages and the epilogue's patches. */
     static constexpr int smem_bytes(int n_stages) { return n_stages * STAGE * ELEM + PATCHES * 4; }
 };
 
+/** The bfloat16 nearest to @p x (ties to even). */
 __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+/** The float equal to @p x (exact). */
 __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
@@ -123,6 +126,7 @@ __device__ void ldmatrix_x4(unsigned r[4], const __nv_bfloat16 *row)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
 }
+/** ldmatrix .x4 .trans: as ldmatrix_x4, each 8x8 tile transposed on the way. */
 __device__ void ldmatrix_x4_trans(unsigned r[4], const __nv_bfloat16 *row)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(row);
@@ -193,13 +197,14 @@ __device__ void tile_of_block(int tiles_m, int tiles_n, int group_rows, int *tm,
 
 /** WMMA: one accumulator fragment per 16x16 tile (layout owned by the compiler). */
 template <int WM, int WN> struct wmma_acc {
-    wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> f[WM][WN];
+    wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> f[WM][WN]; /**< [fragment row][fragment column] */
 };
 /** mma.sync: a 16x16 tile is two 16x8 tiles of four floats per lane (mma_16816's d). */
 template <int WM, int WN> struct mma_acc {
-    float c[WM][2 * WN][4];
+    float c[WM][2 * WN][4]; /**< [fragment row a][16x8 column n][d0..d3] */
 };
 
+/** Set every accumulator to 0 (WMMA). */
 template <int WM, int WN> __device__ void zero(wmma_acc<WM, WN> &acc)
 {
 #pragma unroll
@@ -208,6 +213,7 @@ template <int WM, int WN> __device__ void zero(wmma_acc<WM, WN> &acc)
         for (int b = 0; b < WN; ++b)
             wmma::fill_fragment(acc.f[a][b], 0.0f);
 }
+/** Set every accumulator to 0 (mma.sync). */
 template <int WM, int WN> __device__ void zero(mma_acc<WM, WN> &acc)
 {
 #pragma unroll
@@ -338,10 +344,11 @@ __device__ void issue_slice(__nv_bfloat16 *ring, int s, int slices, const __nv_b
     commit_copies();
 }
 
-/** One block: a BM x BN tile of C = alpha * A * B + beta * C, K through a ring of STAGES slices;
- *  ACC: the accumulators' form (wmma_acc or mma_acc), which picks the fragment loads and the epilogue. */
+/** One block: a BM x BN tile of C = alpha * A * B + beta * C, K through a ring of STAGES slices
+ *  (@p group_rows: the block order's group); ACC: the accumulators' form (wmma_acc or mma_acc), which
+ *  picks the fragment loads and the epilogue. */
 template <int WM, int WN, int WARPS_N, int STAGES, class ACC>
-__global__ void __launch_bounds__(tiles<WM, WN, WARPS_N>::THREADS)
+__global__ void __launch_bounds__(WARPS_M * WARPS_N * WARP)
 pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                int ldb, float beta, __nv_bfloat16 *C, int ldc, bool a_aligned, bool b_aligned, int group_rows)
 {
@@ -418,7 +425,8 @@ static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, 
                                                columns_aligned(B, ldb), group);
 }
 
-/* The dispatch from the settings to the template: the warp tile, warps, fragments, stages. */
+/** A launcher of one configuration. (The dispatch from the settings to the template: the warp tile,
+ *  warps, fragments, stages.) */
 typedef void (*launch_fn)(int, int, int, float, const bf16_bits *, int, const bf16_bits *, int, float,
                           bf16_bits *, int);
 
