@@ -6,9 +6,9 @@
  * Part IV changes the number type and the unit that multiplies. A, B and C
  * are bfloat16 (8 significant bits, float's exponent range) and the sums are
  * kept in float, which is what the tensor cores do: one warp-wide
- * instruction multiplies a 16x16 tile of A by a 16x16 tile of B and adds the
- * product into a 16x16 tile of float accumulators, 8192 flops where a warp's
- * FFMA does 64. WMMA (`nvcuda::wmma`) is CUDA's portable face of those
+ * instruction (HMMA.16816) multiplies a 16x16 tile of A by a 16x8 tile of B
+ * and adds the product into 16x8 float accumulators, 4096 flops where a
+ * warp's FFMA does 64; WMMA's 16x16x16 product is two of them. WMMA (`nvcuda::wmma`) is CUDA's portable face of those
  * instructions: a *fragment* is a tile spread over the 32 threads' registers
  * in a layout the compiler owns; `load_matrix_sync` fills one from memory,
  * `mma_sync` multiplies, `store_matrix_sync` writes the accumulators out.

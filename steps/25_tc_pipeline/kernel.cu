@@ -33,9 +33,9 @@
  *  - Fragments (`--param ldsm=0|1`). A ring only pays if the warps can
  *    multiply faster than the copies arrive, and with WMMA (ldsm=0) they
  *    cannot: for BF16 this toolkit compiles `load_matrix_sync` into 32-bit
- *    generic loads, four per fragment, plus a `movmatrix` transposition per
- *    fragment of column-major A (the SASS of step 24: LD.E and
- *    MOVM.16.MT88, one of each per HMMA). ldsm=1 loads the same fragments
+ *    generic loads, four per fragment, plus `movmatrix` transpositions of
+ *    every fragment of column-major A (the SASS of step 24's 4 x 4 loop:
+ *    64 LD.E and 32 MOVM.16.MT88 for 64 HMMA). ldsm=1 loads the same fragments
  *    with `ldmatrix` (one instruction: four 8x8 tiles, 16 bytes a lane,
  *    transposed on the way for A) and multiplies with `mma.sync` m16n8k16
  *    directly, in the register layouts the PTX manual gives; the
