@@ -8,7 +8,6 @@
  * rank's local arrays: `--lda +P` pads every local A by P rows, `--lda L` gives every local A the leading
  * dimension L (at least the most rows any rank holds). Rank 0 prints the table and writes the CSV.
  */
-#define _POSIX_C_SOURCE 200809L /* stat, access */
 #include <cblas.h> /* openblas_set_num_threads */
 #include <errno.h>
 #include <float.h>
@@ -18,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "cpu_info.h"
@@ -74,31 +71,6 @@ static void split_params(const struct options *opt, struct settings *s)
             s->step_params[s->nstep++] = p;
         }
     }
-}
-
-/* A bad --csv, refused before any work and without creating the file: 1 and the reason, else 0. */
-static int csv_unwritable(const char *path)
-{
-    char dir[4096];
-    struct stat info;
-    if (stat(path, &info) == 0) {
-        if (!S_ISREG(info.st_mode))
-            return snprintf(err, sizeof err, "--csv '%s' is not a regular file", path), 1;
-        if (access(path, W_OK) != 0)
-            return snprintf(err, sizeof err, "cannot write to --csv file '%s': %s", path, strerror(errno)), 1;
-        return 0;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        slash[1] = '\0'; /* "/x.csv": the root */
-    else
-        *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0)
-        return snprintf(err, sizeof err, "cannot create --csv file '%s': its directory: %s", path, strerror(errno)), 1;
-    return 0;
 }
 
 /* The leading dimension of this rank's local array of a matrix with `rows` rows cut P ways and `cols`
@@ -227,7 +199,7 @@ int main(int argc, char **argv)
     static struct dist_problem probs[MAX_SHAPES];
     for (int t = 0; t < opt.nshapes; ++t)
         probs[t] = make_problem(&opt, &ctx.grid, opt.shapes[t]);
-    int csv_bad = rank == 0 && opt.csv_path != NULL && csv_unwritable(opt.csv_path); /* rank 0 writes it */
+    int csv_bad = rank == 0 && opt.csv_path != NULL && report_csv_problem(opt.csv_path, err, sizeof err); /* rank 0 writes it */
     mpi_check(MPI_Bcast(&csv_bad, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
     if (csv_bad)
         dist_usage_error(err);

@@ -19,10 +19,6 @@
 #include "reference_cpu.h"
 #include "timing.h"
 
-/* Timing plan, as main.c's: DEFAULT_REPS after DEFAULT_WARMUP, fewer (not below MIN_REPS, one warm-up)
- * where one run takes over LONG_RUN_MS, so that a shape takes about TIMING_BUDGET_MS. */
-enum { DEFAULT_REPS = 10, DEFAULT_WARMUP = 2, MIN_REPS = 3 };
-static const double LONG_RUN_MS = 500.0, TIMING_BUDGET_MS = 3000.0;
 
 /* C's padding rows hold -0.0, compared bit for bit afterwards (main.c); A's and B's hold NaN. */
 static const double C_PADDING = -0.0;
@@ -140,21 +136,6 @@ static void time_runs(const struct dist_context *ctx, const struct dist_problem 
     }
 }
 
-/* The repetitions and warm-up runs: as given, or main.c's defaults, cut where one run is long. */
-static void timing_plan(const struct options *opt, double one_run_ms, int *reps, int *warmup)
-{
-    *reps = opt->reps > 0 ? opt->reps : DEFAULT_REPS;
-    *warmup = opt->warmup >= 0 ? opt->warmup : DEFAULT_WARMUP;
-    if (one_run_ms > LONG_RUN_MS) {
-        if (opt->reps <= 0) {
-            *reps = (int)(TIMING_BUDGET_MS / one_run_ms);
-            *reps = *reps < MIN_REPS ? MIN_REPS : (*reps > DEFAULT_REPS ? DEFAULT_REPS : *reps);
-        }
-        if (opt->warmup < 0)
-            *warmup = 1;
-    }
-}
-
 static double worse(double a, double b)
 {
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
@@ -249,7 +230,7 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     if (opt->reps <= 0 || opt->warmup < 0)
         time_runs(ctx, p, &a, 0, 0, 1, &one_run_ms, &st);
     int reps, warmup;
-    timing_plan(opt, one_run_ms, &reps, &warmup);
+    timing_plan(opt->reps, opt->warmup, one_run_ms, &reps, &warmup); /* as every step */
     double *ms = host_alloc((size_t)reps * sizeof(double), "timings");
     st = (struct dist_stats){0.0, 0.0, 0.0};
     time_runs(ctx, p, &a, 0, warmup, reps, ms, &st);

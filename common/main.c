@@ -9,7 +9,7 @@
  * same way in the same process, check the rate against the device's measured
  * ceiling, and print (and optionally append to CSV) one row.
  */
-#define _POSIX_C_SOURCE 200809L /* sysconf, access */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -41,10 +40,6 @@ static const double C_PADDING = -0.0;
  * done the work. (The margin covers the ceiling's own measurement, taken in a few milliseconds.) */
 static const double CEILING_SLACK = 1.10;
 
-/* Default timing: DEFAULT_REPS repetitions after DEFAULT_WARMUP, fewer (not below MIN_REPS, one warm-up)
- * where one run takes long enough that a median of a few is stable and the full count would take minutes. */
-enum { DEFAULT_REPS = 10, DEFAULT_WARMUP = 2, MIN_REPS = 3 };
-static const double LONG_RUN_MS = 500.0, TIMING_BUDGET_MS = 3000.0;
 
 static char prog[16]; /* "stepNN", the prefix of every message */
 
@@ -255,21 +250,6 @@ static void report_failure(const struct options *opt, const struct problem *p, c
     verify_print_failures(stderr, vr);
 }
 
-/* The repetitions and warm-up runs: as given, or the defaults, cut where one run is long (see above). */
-static void timing_plan(const struct options *opt, double one_run_ms, int *reps, int *warmup)
-{
-    *reps = opt->reps > 0 ? opt->reps : DEFAULT_REPS;
-    *warmup = opt->warmup >= 0 ? opt->warmup : DEFAULT_WARMUP;
-    if (one_run_ms > LONG_RUN_MS) {
-        if (opt->reps <= 0) {
-            *reps = (int)(TIMING_BUDGET_MS / one_run_ms);
-            *reps = *reps < MIN_REPS ? MIN_REPS : (*reps > DEFAULT_REPS ? DEFAULT_REPS : *reps);
-        }
-        if (opt->warmup < 0)
-            *warmup = 1;
-    }
-}
-
 /* Is a rate beyond what the device can do (the slack covers the ceiling's own measurement)? */
 static int above_ceiling(const struct backend_info *info, double gflops)
 {
@@ -314,8 +294,8 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     if (opt->reps <= 0 || opt->warmup < 0)
         backend_time(st, p, RUN_STEP, 0, 1, &one_run_ms);
     int reps, warmup;
-    timing_plan(opt, one_run_ms, &reps, &warmup);
-    double *ms = host_alloc((size_t)(reps > DEFAULT_REPS ? reps : DEFAULT_REPS) * sizeof(double), "timings");
+    timing_plan(opt->reps, opt->warmup, one_run_ms, &reps, &warmup);
+    double *ms = host_alloc((size_t)(reps > TIMING_DEFAULT_REPS ? reps : TIMING_DEFAULT_REPS) * sizeof(double), "timings");
     backend_time(st, p, RUN_STEP, warmup, reps, ms);
     double step_min = minimum(ms, reps), step_med = median(ms, reps);
     if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
@@ -324,7 +304,7 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
      * (cublasXt from pageable memory is, in Part III). */
     if (opt->reps <= 0 || opt->warmup < 0)
         backend_time(st, p, RUN_BASELINE, 0, 1, &one_run_ms);
-    timing_plan(opt, one_run_ms, &reps, &warmup);
+    timing_plan(opt->reps, opt->warmup, one_run_ms, &reps, &warmup);
     backend_time(st, p, RUN_BASELINE, warmup, reps, ms);
     double base_med = median(ms, reps);
     host_free(ms);
@@ -372,32 +352,9 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
 /* Refuse a --csv file that cannot be written, without creating it: it is created with its first row. */
 static void check_csv_path(const char *path)
 {
-    char err[4400], dir[4096];
-    struct stat info;
-    if (stat(path, &info) == 0) {
-        if (!S_ISREG(info.st_mode)) {
-            snprintf(err, sizeof err, "--csv '%s' is not a regular file", path);
-            usage_error(err);
-        }
-        if (access(path, W_OK) != 0) {
-            snprintf(err, sizeof err, "cannot write to --csv file '%s': %s", path, strerror(errno));
-            usage_error(err);
-        }
-        return;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        slash[1] = '\0'; /* "/x.csv": the root */
-    else
-        *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(err, sizeof err, "cannot create --csv file '%s': its directory '%s': %s", path, dir,
-                 strerror(errno));
+    char err[4400];
+    if (report_csv_problem(path, err, sizeof err))
         usage_error(err);
-    }
 }
 
 /** Parse, plan, check memory, then run, verify, time and report every shape. */
@@ -453,8 +410,9 @@ int main(int argc, char **argv)
             snprintf(timing, sizeof timing, "median of %d after %d warm-up", opt.reps, opt.warmup);
         else
             snprintf(timing, sizeof timing, "median of %d after %d warm-up (fewer, %d to %d after 1, where a run "
-                     "takes over %.1f s)", opt.reps > 0 ? opt.reps : DEFAULT_REPS,
-                     opt.warmup >= 0 ? opt.warmup : DEFAULT_WARMUP, MIN_REPS, DEFAULT_REPS, LONG_RUN_MS / 1e3);
+                     "takes over %.1f s)", opt.reps > 0 ? opt.reps : TIMING_DEFAULT_REPS,
+                     opt.warmup >= 0 ? opt.warmup : TIMING_DEFAULT_WARMUP, TIMING_MIN_REPS, TIMING_DEFAULT_REPS,
+                     TIMING_LONG_RUN_MS / 1e3);
         printf("%s on %s (%s); baseline %s; alpha %g, beta %g; seed %llu; %s\n", precision_name(st->precision),
                info.device, info.details, info.baseline, precision_round(st->precision, opt.alpha),
                precision_round(st->precision, opt.beta), (unsigned long long)opt.seed, timing);

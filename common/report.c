@@ -2,11 +2,15 @@
  * @file
  * @brief The printed table and the CSV file: one row per shape.
  */
+#define _POSIX_C_SOURCE 200809L /* stat, access */
 #include "report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char REPORT_CSV_HEADER[] =
     "step,name,precision,device,m,n,k,ms_median,ms_min,gflops,baseline_gflops,ratio,rel_err,status,baseline";
@@ -56,4 +60,29 @@ int report_append_csv(const char *path, const struct row *r)
     int ok = fputs(line, f) >= 0;
     ok = (fclose(f) == 0) && ok;
     return ok ? 0 : -1;
+}
+
+int report_csv_problem(const char *path, char *why, size_t len)
+{
+    char dir[4096];
+    struct stat info;
+    if (stat(path, &info) == 0) {
+        if (!S_ISREG(info.st_mode))
+            return snprintf(why, len, "--csv '%s' is not a regular file", path), 1;
+        if (access(path, W_OK) != 0)
+            return snprintf(why, len, "cannot write to --csv file '%s': %s", path, strerror(errno)), 1;
+        return 0;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0'; /* "/x.csv": the root */
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        return snprintf(why, len, "cannot create --csv file '%s': its directory '%s': %s", path, dir,
+                        strerror(errno)), 1;
+    return 0;
 }

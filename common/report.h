@@ -5,6 +5,8 @@
 #ifndef GEMM_REPORT_H
 #define GEMM_REPORT_H
 
+#include <stddef.h>
+
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -46,6 +48,13 @@ int report_append_csv(const char *path, const struct row *r);
 
 /** The CSV header line (without newline). */
 extern const char REPORT_CSV_HEADER[];
+
+/**
+ * Can the --csv file @p path be written (an existing regular file we may write, or a new one in a
+ * directory we may write)? 0 if so; else 1 with the reason in @p why. Creates nothing: the file is
+ * created with its first row.
+ */
+int report_csv_problem(const char *path, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -41,3 +41,23 @@ double gemm_gflops(int m, int n, int k, double ms)
     /* One multiply and one add per (i, j, p): 2mnk flops; ms * 1e6 turns flops/ms into GFLOP/s. */
     return 2.0 * (double)m * (double)n * (double)k / (ms * 1e6);
 }
+
+const double TIMING_LONG_RUN_MS = 500.0;
+const double TIMING_BUDGET_MS = 3000.0;
+
+void timing_plan(int reps_asked, int warmup_asked, double one_run_ms, int *reps, int *warmup)
+{
+    *reps = reps_asked > 0 ? reps_asked : TIMING_DEFAULT_REPS;
+    *warmup = warmup_asked >= 0 ? warmup_asked : TIMING_DEFAULT_WARMUP;
+    if (one_run_ms > TIMING_LONG_RUN_MS) {
+        if (reps_asked <= 0) {
+            *reps = (int)(TIMING_BUDGET_MS / one_run_ms);
+            if (*reps < TIMING_MIN_REPS)
+                *reps = TIMING_MIN_REPS;
+            if (*reps > TIMING_DEFAULT_REPS)
+                *reps = TIMING_DEFAULT_REPS;
+        }
+        if (warmup_asked < 0)
+            *warmup = 1;
+    }
+}

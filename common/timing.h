@@ -21,6 +21,22 @@ double minimum(const double *v, int n);
 /** GFLOP/s of an m x n x k GEMM (2mnk flops) that took @p ms milliseconds. */
 double gemm_gflops(int m, int n, int k, double ms);
 
+/**
+ * The default timing plan of every step (both harnesses, main.c and the MPI one): TIMING_DEFAULT_REPS
+ * repetitions after TIMING_DEFAULT_WARMUP, fewer (not below TIMING_MIN_REPS, one warm-up) where one run
+ * takes over TIMING_LONG_RUN_MS, so that a median of a few is stable and a shape takes about
+ * TIMING_BUDGET_MS instead of minutes.
+ */
+enum { TIMING_DEFAULT_REPS = 10, TIMING_DEFAULT_WARMUP = 2, TIMING_MIN_REPS = 3 };
+extern const double TIMING_LONG_RUN_MS; /**< a run longer than this cuts the repetitions (500 ms) */
+extern const double TIMING_BUDGET_MS;   /**< about this much time per shape when cut (3 s) */
+
+/**
+ * The repetitions and warm-up runs of a shape: @p reps_asked and @p warmup_asked where given (> 0 and
+ * >= 0: --reps, --warmup), else the defaults, cut as above after one run of @p one_run_ms.
+ */
+void timing_plan(int reps_asked, int warmup_asked, double one_run_ms, int *reps, int *warmup);
+
 #ifdef __cplusplus
 }
 #endif
