@@ -86,9 +86,13 @@ template <int WM, int WN, int WARPS_N> struct tiles {
     static constexpr int BS_LD = BK + SKEW;           /**< Bs: BN columns of BK rows (column-major, as B) */
     static constexpr int AS_SIZE = BK * AS_LD;        /**< elements of one stage of A */
     static constexpr int STAGE = AS_SIZE + BN * BS_LD; /**< elements of one stage: A's slice, then B's */
-    static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /**< floats: a 16x16 patch per warp */
-    /** Bytes of dynamic shared memory of a ring of @p n_stages stages and the epilogue's patches. */
-    static constexpr int smem_bytes(int n_stages) { return n_stages * STAGE * ELEM + PATCHES * 4; }
+    static constexpr int WARPS = WARPS_M * WARPS_N; /**< warps per block */
+    /** Bytes of dynamic shared memory: a ring of @p n_stages stages, then @p patch_floats per warp for the
+     *  epilogue (the WMMA path's 16x16 patch; none for mma.sync). */
+    static constexpr int smem_bytes(int n_stages, int patch_floats)
+    {
+        return n_stages * STAGE * ELEM + WARPS * patch_floats * (int)sizeof(float);
+    }
 };
 
 /** The bfloat16 nearest to @p x (ties to even). */
@@ -197,10 +201,12 @@ __device__ void tile_of_block(int tiles_m, int tiles_n, int group_rows, int *tm,
 
 /** WMMA: one accumulator fragment per 16x16 tile (layout owned by the compiler). */
 template <int WM, int WN> struct wmma_acc {
+    static constexpr int PATCH_FLOATS = FRAG * FRAG; /**< the epilogue's patch per warp, in floats */
     wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> f[WM][WN]; /**< [fragment row][fragment column] */
 };
 /** mma.sync: a 16x16 tile is two 16x8 tiles of four floats per lane (mma_16816's d). */
 template <int WM, int WN> struct mma_acc {
+    static constexpr int PATCH_FLOATS = 0; /**< no patch: the epilogue writes from registers */
     float c[WM][2 * WN][4]; /**< [fragment row a][16x8 column n][d0..d3] */
 };
 
@@ -406,7 +412,7 @@ static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, 
 {
     using T = tiles<WM, WN, WARPS_N>;
     static int checked = 0; /* the limit and the opt-in, once per configuration */
-    const int bytes = T::smem_bytes(STAGES);
+    const int bytes = T::smem_bytes(STAGES, ACC::PATCH_FLOATS);
     auto kernel = pipelined_gemm<WM, WN, WARPS_N, STAGES, ACC>;
     if (!checked) {
         if (bytes > smem_limit())
@@ -483,9 +489,10 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         return bad;
     const int bm = WARPS_M * warp_m * FRAG, bn = warps / WARPS_M * warp_n * FRAG;
     const int stage_bytes = (BK * (bm + SKEW) + bn * (BK + SKEW)) * ELEM;
+    const int patch_bytes = ldsm ? 0 : warps * FRAG * FRAG * (int)sizeof(float); /* WMMA's epilogue */
     snprintf(desc, desclen, "wm=%d wn=%d warps=%d (block tile %dx%d) stages=%d (%d KB of shared memory) group=%d "
-             "ldsm=%d (%s)", warp_m, warp_n, warps, bm, bn, stages,
-             (stages * stage_bytes + warps * FRAG * FRAG * 4) / 1024, group, ldsm,
+             "ldsm=%d (%s)", warp_m, warp_n, warps, bm, bn, stages, (stages * stage_bytes + patch_bytes) / 1024,
+             group, ldsm,
              ldsm ? "ldmatrix and mma.sync" : "WMMA fragments");
     return NULL;
 }
