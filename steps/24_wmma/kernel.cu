@@ -135,7 +135,7 @@ wmma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, con
         copy_tile<BK, T::BN>(Bs, T::BS_LD, B, ldb, K, N, k0, j0, b_aligned && k_whole && j0 + T::BN <= N);
         __syncthreads();
         for (int kk = 0; kk < BK; kk += FRAG) {
-            /* LAB-BEGIN: load the warp's WM fragments of A and WN of B for k-step kk from As and Bs, then WM x WN mma_sync into acc */
+            /* LAB-BEGIN: the warp's fragments of A and B at k-step kk (from As, Bs), then its mma_syncs into acc */
             wmma::fragment<wmma::matrix_a, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fa[WM];
             wmma::fragment<wmma::matrix_b, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fb[WN];
             #pragma unroll
