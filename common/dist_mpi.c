@@ -92,12 +92,9 @@ void dist_cannot_run(const char *fmt, ...)
 {
     if (dist_rank() == 0) {
         va_list ap;
-        fflush(stdout);
-        fprintf(stderr, "%s: error: ", prog);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        error_vprint(prog, "error", fmt, ap); /* rank 0 speaks for all: the name without "(rank 0)" */
         va_end(ap);
-        fputc('\n', stderr);
     }
     dist_exit(EXIT_UNSUPPORTED);
 }

@@ -40,25 +40,27 @@ void error_set_prog(const char *name)
     snprintf(prog_name, sizeof prog_name, "%s", name);
 }
 
+void error_vprint(const char *who, const char *kind, const char *fmt, va_list ap)
+{
+    fflush(stdout); /* keep the table's rows ahead of the message */
+    fprintf(stderr, "%s: %s: ", who != NULL ? who : prog_name, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void warn(const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "%s: warning: ", prog_name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_vprint(NULL, "warning", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void die(int code, const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout); /* keep the table's rows ahead of the error */
-    fprintf(stderr, "%s: error: ", prog_name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    error_vprint(NULL, "error", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     error_exit(code);
 }

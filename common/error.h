@@ -5,6 +5,8 @@
 #ifndef GEMM_ERROR_H
 #define GEMM_ERROR_H
 
+#include <stdarg.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,12 @@ void error_catch_exits(void);
 __attribute__((noreturn))
 #endif
 void error_exit(int code);
+
+/**
+ * Print "<who>: <kind>: <message>" on one line to stderr, stdout flushed first (a table's rows stay
+ * ahead of the message); @p who NULL: the name of error_set_prog(). What warn() and die() print.
+ */
+void error_vprint(const char *who, const char *kind, const char *fmt, va_list ap);
 
 /** Print "<prog>: warning: <message>" on one line to stderr, and go on. */
 #if defined(__GNUC__)

@@ -17,18 +17,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
 
-render() { # NAME SCRIPT-FILE [HEIGHT]
-    local fmt size=1100,${3:-620}
-    for fmt in png svg; do
-        {
-            if [ $fmt = png ]; then echo "set terminal pngcairo size $size font 'Sans,11' noenhanced"
-            else echo "set terminal svg size $size font 'Sans,11' noenhanced background '#ffffff'"; fi
-            echo "set output '$OUT/$1.$fmt'"
-            cat "$2"
-        } | gnuplot 2>"$TMP/err" || { echo "hybrid: gnuplot failed on $1:"; cat "$TMP/err"; return 1; }
-    done
-    echo "  $OUT/$1.png, .svg"
-}
+. "$(dirname "$0")/gnuplot.sh"
+render() { render_chart "$OUT" "$@"; } # NAME SCRIPT-FILE [HEIGHT]: the chart as PNG and SVG
 
 DEVICE=$(awk -F, 'NR == 2 { print $4; exit }' "$DATA/step22.csv" 2>/dev/null)
 DATE=$(sed -n 's/^date=//p' "$DATA/step22_meta.txt" 2>/dev/null)

@@ -16,6 +16,7 @@
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
+#   tc_*             lessons 24 and 25's charts (plots/tensor.sh), where steps/24_wmma/measure.sh's data is
 #
 # Steps are found from the file names, so a new step appears without editing this.
 set -u
@@ -73,19 +74,8 @@ headline() {
                         if ($5 == H) { hit = last } } END { print (hit != "" ? hit : last) }' "$DATA/step$1.csv"
 }
 
-# terminals NAME: the two outputs of one chart, as gnuplot commands run twice.
-render() { # NAME SCRIPT-FILE
-    local name=$1 script=$2
-    for fmt in png svg; do
-        {
-            if [ $fmt = png ]; then echo "set terminal pngcairo size 1100,620 font 'Sans,11' noenhanced"
-            else echo "set terminal svg size 1100,620 font 'Sans,11' noenhanced background '#ffffff'"; fi
-            echo "set output '$OUT/$name.$fmt'"
-            cat "$script"
-        } | gnuplot 2>"$TMP/gnuplot.err" || { echo "render: gnuplot failed on $name:"; cat "$TMP/gnuplot.err"; return 1; }
-    done
-    echo "  $OUT/$name.png, .svg"
-}
+. "$(dirname "$0")/gnuplot.sh"
+render() { render_chart "$OUT" "$@"; } # NAME SCRIPT-FILE: the chart as PNG and SVG
 
 COLORS="#332288 #88ccee #44aa99 #117733 #999933 #ddcc77 #cc6677 #882255 #aa4499 #4477aa #ee6677 #000000 #bbbbbb"
 color() { echo "$COLORS" | tr ' ' '\n' | sed -n "$(( $1 % 13 + 1 ))p"; }
@@ -244,5 +234,9 @@ fi
 # Lesson 22's charts (the split, the timeline), where steps/22_hybrid/measure.sh's data is.
 if [ -s "$DATA/step22_split.csv" ] || [ -s "$DATA/step22_timeline.csv" ]; then
     plots/hybrid.sh "$DATA" "$OUT" || status=1
+fi
+# Lessons 24 and 25's charts (warp tile, stages), where steps/24_wmma/measure.sh's data is.
+if [ -s "$DATA/step24_warptile.csv" ] || [ -s "$DATA/step25_stages.csv" ]; then
+    plots/tensor.sh "$DATA" "$OUT" || status=1
 fi
 exit $status

@@ -22,22 +22,18 @@ awk 'NR == 1 { s = $2; p = $3 } { printf "%s %.4f %s\n", $1, $2 / ($1 * s), ($3 
 awk -F, 'NR > 1 && $2 > 1 { print $1 * $2, $5, ($6 == "nan" ? "NaN" : $6), $1 "x" $2 }' "$DIR/scaling.csv" >"$TMP/mixed.dat"
 S21=$(tail -n 1 "$DIR/step21.csv" 2>/dev/null | cut -d, -f10)
 SIZE=$(awk -F, 'NR == 2 { print $5 }' "$DIR/summa.csv" 2>/dev/null)
-for fmt in png svg; do
-    {
-        if [ $fmt = png ]; then echo "set terminal pngcairo size 1100,480 font 'Sans,11' noenhanced"
-        else echo "set terminal svg size 1100,480 font 'Sans,11' noenhanced background '#ffffff'"; fi
-        echo "set output '$OUTDIR/scaling.$fmt'"
-        echo "set multiplot layout 1,2 title 'Step 23 at ${SIZE:-?}^3: SUMMA and ScaLAPACK PDGEMM on the same grids'"
-        echo "set logscale x 2; set xlabel 'ranks (cores)'; set grid; set key below"
-        echo "set ylabel 'GFLOP/s'; set yrange [0:*]"
-        plot="plot '$TMP/ranks.dat' using 1:2 with linespoints lw 3 pt 7 lc rgb '#228833' title 'SUMMA, 1 thread per rank',"
-        plot="$plot '$TMP/ranks.dat' using 1:3 with linespoints lw 3 pt 5 dt 2 lc rgb '#4477aa' title 'PDGEMM, 1 thread per rank'"
-        [ -s "$TMP/mixed.dat" ] && plot="$plot, '$TMP/mixed.dat' using 1:2 with points pt 9 ps 2 lc rgb '#228833' title 'SUMMA, ranks x threads', '$TMP/mixed.dat' using 1:3 with points pt 11 ps 2 lc rgb '#4477aa' title 'PDGEMM, ranks x threads'"
-        [ -n "$S21" ] && plot="$plot, $S21 with lines lw 2 dt 3 lc rgb '#cc6677' title 'step 21, all cores, one process'"
-        echo "$plot"
-        echo "set ylabel 'parallel efficiency (rate / (R x one rank))'; set yrange [0:1.2]; set key below"
-        echo "plot '$TMP/eff.dat' using 1:2 with linespoints lw 3 pt 7 lc rgb '#228833' title 'SUMMA', '$TMP/eff.dat' using 1:3 with linespoints lw 3 pt 5 dt 2 lc rgb '#4477aa' title 'PDGEMM', 1 with lines lc rgb '#999999' notitle"
-        echo "unset multiplot"
-    } | gnuplot || exit 1
-done
-echo "plots/scaling.sh: $OUTDIR/scaling.png, $OUTDIR/scaling.svg"
+{
+    echo "set multiplot layout 1,2 title 'Step 23 at ${SIZE:-?}^3: SUMMA and ScaLAPACK PDGEMM on the same grids'"
+    echo "set logscale x 2; set xlabel 'ranks (cores)'; set grid; set key below"
+    echo "set ylabel 'GFLOP/s'; set yrange [0:*]"
+    plot="plot '$TMP/ranks.dat' using 1:2 with linespoints lw 3 pt 7 lc rgb '#228833' title 'SUMMA, 1 thread per rank',"
+    plot="$plot '$TMP/ranks.dat' using 1:3 with linespoints lw 3 pt 5 dt 2 lc rgb '#4477aa' title 'PDGEMM, 1 thread per rank'"
+    [ -s "$TMP/mixed.dat" ] && plot="$plot, '$TMP/mixed.dat' using 1:2 with points pt 9 ps 2 lc rgb '#228833' title 'SUMMA, ranks x threads', '$TMP/mixed.dat' using 1:3 with points pt 11 ps 2 lc rgb '#4477aa' title 'PDGEMM, ranks x threads'"
+    [ -n "$S21" ] && plot="$plot, $S21 with lines lw 2 dt 3 lc rgb '#cc6677' title 'step 21, all cores, one process'"
+    echo "$plot"
+    echo "set ylabel 'parallel efficiency (rate / (R x one rank))'; set yrange [0:1.2]; set key below"
+    echo "plot '$TMP/eff.dat' using 1:2 with linespoints lw 3 pt 7 lc rgb '#228833' title 'SUMMA', '$TMP/eff.dat' using 1:3 with linespoints lw 3 pt 5 dt 2 lc rgb '#4477aa' title 'PDGEMM', 1 with lines lc rgb '#999999' notitle"
+    echo "unset multiplot"
+} >"$TMP/scaling.gp"
+. "$(dirname "$0")/gnuplot.sh"
+render_chart "$OUTDIR" scaling "$TMP/scaling.gp" 480 || exit 1

@@ -16,18 +16,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
 
-render() { # NAME SCRIPT-FILE
-    local fmt
-    for fmt in png svg; do
-        {
-            if [ $fmt = png ]; then echo "set terminal pngcairo size 1100,560 font 'Sans,11' noenhanced"
-            else echo "set terminal svg size 1100,560 font 'Sans,11' noenhanced background '#ffffff'"; fi
-            echo "set output '$OUT/$1.$fmt'"
-            cat "$2"
-        } | gnuplot 2>"$TMP/err" || { echo "tensor: gnuplot failed on $1:"; cat "$TMP/err"; return 1; }
-    done
-    echo "  $OUT/$1.png, .svg"
-}
+. "$(dirname "$0")/gnuplot.sh"
+render() { render_chart "$OUT" "$@"; } # NAME SCRIPT-FILE [HEIGHT]: the chart as PNG and SVG
 
 DEVICE=$(sed -n 's/^device=//p' "$DATA/part4_meta.txt" 2>/dev/null)
 DATE=$(sed -n 's/^date=//p' "$DATA/part4_meta.txt" 2>/dev/null)
@@ -51,7 +41,7 @@ if [ -s "$DATA/step24_warptile.csv" ]; then
         echo "     '' using 1:5 axes x1y2 with linespoints pt 7 lw 2 lc rgb '#cc3311' title 'registers per thread', \\"
         echo "     '' using 1:6 axes x1y2 with linespoints pt 5 lw 2 dt 2 lc rgb '#aa3377' title 'warps per SM'"
     } >"$TMP/wt.gp"
-    render tc_warptile "$TMP/wt.gp" || status=1
+    render tc_warptile "$TMP/wt.gp" 560 || status=1
 fi
 
 if [ -s "$DATA/step25_stages.csv" ]; then
@@ -74,6 +64,6 @@ if [ -s "$DATA/step25_stages.csv" ]; then
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/st.gp.plot")"
     } >"$TMP/st.gp"
-    render tc_stages "$TMP/st.gp" || status=1
+    render tc_stages "$TMP/st.gp" 560 || status=1
 fi
 exit $status

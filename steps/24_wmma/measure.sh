@@ -12,7 +12,7 @@
 #                            paths (ldsm=0: WMMA, 1: ldmatrix and mma.sync), at 4096^3 and 8192^3
 #   step25_group.csv         step 25 against the block order's group of rows, at 8192^3 (the default tile)
 #   part4_meta.txt           date, GPU, command
-set -u
+set -u -o pipefail # a failed run inside a pipeline counts
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
 mkdir -p "$DIR"
