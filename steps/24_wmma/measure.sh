@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lessons 24 and 25's measurements, on a machine with a CUDA device (about 3 minutes on the H200):
 #
-#   steps/24_wmma/measure.sh [DIR]       (default plots/data/h200; make step24 step25 first)
+#   steps/24_wmma/measure.sh [DIR]       (default plots/data/h200; make step24 step25 step26 first)
 #
 # writes into DIR:
 #   step24.csv, step25.csv   each step's default sweep, as run_all.sh runs it
@@ -11,12 +11,14 @@
 #   step25_stages.csv        step 25 against the number of stages, for four block tiles and both fragment
 #                            paths (ldsm=0: WMMA, 1: ldmatrix and mma.sync), at 4096^3 and 8192^3
 #   step25_group.csv         step 25 against the block order's group of rows, at 8192^3 (the default tile)
+#   step26_sync.csv          step 26 against its synchronization (sync=0, 1, and 2 with first=1..3) and the
+#                            stages, both fragment paths, at 4096^3 and 8192^3, beside step 25 at the same tile
 #   part4_meta.txt           date, GPU, command
 set -u -o pipefail # a failed run inside a pipeline counts
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
 mkdir -p "$DIR"
-for b in build/step24 build/step25; do [ -x "$b" ] || { echo "measure: build first: make step24 step25" >&2; exit 2; }; done
+for b in build/step24 build/step25 build/step26; do [ -x "$b" ] || { echo "measure: build first: make step24 step25" >&2; exit 2; }; done
 command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -99,4 +101,18 @@ for g in 1 4 8 16; do
         status=1
 done
 column_or_cat "$DIR/step25_group.csv"
+
+echo "== step 26: synchronization against stages, beside step 25 (128x128, 4 consumer warps)"
+echo "step,sync,first,stages,ldsm,m,gflops,cublas_gflops,ratio" >"$DIR/step26_sync.csv"
+for ldsm in 0 1; do
+    for st in 2 3 4 6; do
+        rates build/step25 --param warps=4 --param stages=$st --param ldsm=$ldsm |
+            sed "s/^/25,-,-,$st,$ldsm,/" >>"$DIR/step26_sync.csv" || status=1
+        for sf in 0:1 1:1 2:1 2:2 2:3; do
+            rates build/step26 --param sync=${sf%:*} --param first=${sf#*:} --param stages=$st --param ldsm=$ldsm |
+                sed "s/^/26,${sf%:*},${sf#*:},$st,$ldsm,/" >>"$DIR/step26_sync.csv" || status=1
+        done
+    done
+done
+column_or_cat "$DIR/step26_sync.csv"
 exit $status
