@@ -72,7 +72,7 @@ CPU_STEP_DIRS := $(filter-out $(MPI_STEP_DIRS),$(sort $(patsubst %/kernel.c,%,$(
 STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS) $(HYBRID_STEP_DIRS) $(MPI_STEP_DIRS))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
 GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench \
-            $(BUILD)/tc_bench
+            $(BUILD)/tc_bench $(BUILD)/racecheck_probe
 CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
 HYBRID_BINS := $(foreach d,$(HYBRID_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
 MPI_BINS := $(foreach d,$(MPI_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
@@ -244,6 +244,9 @@ $(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 13's measurement of which register-bank patterns of an FFMA cost a cycle.
 $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
+# Step 26's probe: can racecheck follow a hand-off through mbarriers (make sanitize asks it)?
+$(BUILD)/racecheck_probe: $(OBJ)/steps/26_shift_sync/racecheck_probe.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 22's own FP64 kernel against cuBLAS DGEMM on device-resident data.
 $(BUILD)/tc_bench: $(OBJ)/steps/22_hybrid/tc_bench.o $(OBJ)/steps/22_hybrid/tc_dgemm.o $(OBJ)/common/error.o \

@@ -116,6 +116,24 @@ if [ -n "$(gpu_missing)" ]; then
 elif ! command -v compute-sanitizer >/dev/null 2>&1; then
     not_run $(( $(gpu_steps | wc -l) * 6 )) "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
 else
+    # racecheck and mbarriers (step 26's probe): the hand-offs step 26 uses must come out clean, as the
+    # __syncthreads control does; a hand-off where one lane releases a stage for its warp after a
+    # __syncwarp (also correct) draws hazard reports from racecheck, which is why step 26 has every
+    # lane arrive. Every mode must hand over the right values.
+    for mode in syncthreads mbarrier cp.async lane0; do
+        log=build/sanitize-probe-$mode.log
+        compute-sanitizer --tool racecheck --error-exitcode 99 build/racecheck_probe "$mode" >"$log" 2>&1; rc=$?
+        hazards=$(grep -m1 -o '[0-9]* hazards\? displayed' "$log")
+        if ! grep -q 'values right' "$log"; then
+            fail "racecheck probe, $mode hand-off: wrong values, or the probe failed (exit $rc)"
+        elif [ "$rc" -eq 0 ]; then
+            pass "racecheck probe, $mode hand-off: values right, racecheck clean"
+        elif [ "$mode" = lane0 ]; then
+            pass "racecheck probe, lane0 hand-off: values right; racecheck reports ${hazards:-hazards} (it does not follow __syncwarp then one lane's release)"
+        else
+            fail "racecheck probe, $mode hand-off: racecheck reports ${hazards:-hazards} (exit $rc)"
+        fi
+    done
     for step in $(gpu_steps); do
         bin=$(step_bin "$step")
         # every documented setting at each value ("-": the step as it runs by default)

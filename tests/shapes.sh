@@ -21,16 +21,20 @@ FORCED_BLOCKS="--param mc=20 --param kc=7 --param nc=13"
 # shape_count SIZES: how many shapes a --sizes list holds.
 shape_count() { printf '%s' "$1" | tr ',' '\n' | grep -c .; }
 
-# run_shape_set BIN SIZES ALPHA BETA [extra args...]: one check per shape, from the CSV rows.
+# run_shape_set BIN SIZES ALPHA BETA [extra args...]: one check per shape, from the CSV rows. A run
+# that has not ended after RUN_TIMEOUT seconds (a kernel that waits on a barrier nobody arrives at) is
+# stopped and fails, with the shapes it did not reach.
+RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 run_shape_set() {
     local bin=$1 sizes=$2 alpha=$3 beta=$4; shift 4
     local expected; expected=$(shape_count "$sizes")
     if [ -n "${DRY:-}" ]; then not_run "$expected" "$DRY"; return; fi
     local csv; csv=$(mktemp)
     # shellcheck disable=SC2086
-    "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" --reps 1 --warmup 0 --seed "$SEED" \
-        --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
+    timeout -k 10 "$RUN_TIMEOUT" "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" --reps 1 \
+        --warmup 0 --seed "$SEED" --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
     local rc=$? rows=0
+    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "error: stopped after ${RUN_TIMEOUT} s (a hang?)" >>"$csv.err"
     if [ -f "$csv" ]; then
         while IFS=, read -r _ _ _ _ m n k _ _ _ _ _ err status _; do
             rows=$((rows + 1))

@@ -6,41 +6,54 @@
  *
  * In step 25 every thread copies and every thread multiplies, and one barrier
  * per slice makes all warps wait for all copies and for each other. Here the
- * roles split. One producer warp issues every copy; four consumer warps (2 x
- * 2, each WM x WN fragments) only multiply. They meet at mbarriers, two kinds
- * per stage of the ring:
+ * roles split. `--param producers=` warps (1, 2 or 4) issue every copy; four
+ * consumer warps (2 x 2, each WM x WN fragments) only multiply. They meet at
+ * mbarriers (mbarrier.h), two kinds per stage of the ring:
  *
- *   full[stage][b]  the copies a consumer needs have landed (the producer's
- *                   32 lanes arrive, each when its own copies complete:
+ *   full[stage][b]  the copies a consumer needs have landed (every producer
+ *                   thread arrives when its own copies complete:
  *                   cp.async.mbarrier.arrive.noinc);
- *   empty[stage]    the four consumers are done with the stage (lane 0 of each
- *                   arrives after its warp's last read), so the producer may refill it.
+ *   empty[stage]    the four consumers are done with the stage (every consumer
+ *                   thread arrives after its last read), so the producers may
+ *                   refill it.
  *
  * No consumer waits for another consumer, and no one waits at a block-wide
  * barrier inside the loop.
  *
- * `--param sync=` chooses how many full barriers a stage has:
+ * `--param shift=k` chooses the full barriers of a stage: the first k consumer
+ * warps have one each, and the rest share one.
  *
- *   sync=0  one: every consumer waits until the whole slice has landed (step 25's
- *           wait, without the block-wide barrier);
- *   sync=1  shift synchronization, one per consumer warp. The producer issues the
- *           slice in the order the consumers need it (top to bottom: A's rows of
- *           warp 0 and B's columns of warp 0, then A's rows of warp 1, then B's
- *           columns of warps 2 and 3) and arrives on warp w's barrier right
- *           after the copies warp w needs. Since a lane's arrive fires when all
- *           its earlier copies are done, the barriers complete in that order:
- *           warp 0 starts while the rest of the slice is still on its way, and
- *           the shift is kept from stage to stage;
- *   sync=2  the selective variant: separate barriers only for the first
- *           `--param first=` (1 to 3) warps, one for the rest.
+ *   shift=0  one: every consumer waits until the whole slice has landed (step 25's
+ *            wait, without the block-wide barrier);
+ *   shift=3  shift synchronization, one per consumer warp (the default). The
+ *            producers issue the slice in the order the consumers need it (top to
+ *            bottom: A's rows of warp 0 and B's columns of warp 0, then A's rows
+ *            of warp 1, then B's columns of warps 2 and 3) and arrive on warp w's
+ *            barrier right after the copies warp w needs. Since a thread's arrive
+ *            fires when all its earlier copies are done, the barriers complete in
+ *            that order: warp 0 starts while the rest of the slice is still on its
+ *            way, and the shift is kept from stage to stage;
+ *   shift=1, 2  the selective variant: separate barriers for the first 1 or 2
+ *            warps, one for the rest (fewer barriers to arrive on and to poll).
  *
- * Edge slices and unaligned columns copy element by element (step 24's
- * path); then the producer's lanes wait for their own copies and arrive with
- * an ordinary (release) arrive instead. The fragments, the epilogue and the
- * settings wm, wn, stages, group and ldsm are step 25's; the block is always
- * 2 x 2 consumer warps plus the producer.
+ * The producers' copies: interior tiles with aligned columns take a fast
+ * path (copy_tile_inside: a start and a stride per thread, two additions
+ * per 16-byte copy), because a few warps now issue what 4 warps issued in
+ * step 25. Edge slices take step 25's guarded copies; unaligned columns copy
+ * element by element, and then the producers wait for their own copies and
+ * arrive with an ordinary (release) arrive. The fragments, the epilogue and
+ * the settings wm, wn, stages, group and ldsm are step 25's.
  *
- * Status (2026-12-01): written without a GPU at hand; builds, not yet run.
+ * Why every consumer thread arrives on the empty barrier rather than lane 0
+ * after a __syncwarp (fewer arrivals, equally correct): compute-sanitizer's
+ * racecheck does not follow the second, and reports the producers' next
+ * writes as racing with the other lanes' reads (racecheck_probe.cu shows it
+ * on a 30-line ring); with every thread releasing its own reads, racecheck
+ * can check this kernel, and the cost is within 1% (the lesson).
+ *
+ * Measured on the H200 (2026-12-01, the lesson): correct over the shape set
+ * and clean under compute-sanitizer, but slower than step 25 at every
+ * setting; shift synchronization is slower than one barrier per stage.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +62,7 @@
 #include <mma.h>
 
 #include "gpu.h"
+#include "mbarrier.h"
 #include "step.h"
 
 using namespace nvcuda;
@@ -62,8 +76,10 @@ enum {
     VEC = 8,                      /* bfloat16 per 16-byte copy */
     ELEM = sizeof(__nv_bfloat16), /* bytes per element */
     MIN_STAGES = 2, MAX_STAGES = 6,
-    /* the defaults: step 25's (128x128 tiles of 4 consumer warps, 4 stages, WMMA fragments) */
-    DEFAULT_WM = 4, DEFAULT_WN = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8, DEFAULT_LDSM = 0,
+    /* the defaults: step 25's tile, stages and fragments (128x128 tiles of 4 consumer warps, 4 stages,
+     * ldmatrix + mma.sync), the fastest producer count measured (2), and the scheme of this step */
+    DEFAULT_WM = 4, DEFAULT_WN = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8, DEFAULT_LDSM = 1,
+    DEFAULT_PRODUCERS = 2,
     DEFAULT_SMEM = 48 * 1024      /* above this a kernel must opt in to its shared memory */
 };
 static_assert(BK % FRAG == 0 && BK % VEC == 0, "a slice is whole k-steps and whole 16-byte copies");
@@ -150,13 +166,13 @@ __device__ void mma_16816(float d[4], const unsigned a[4], const unsigned b[2])
  * (@p aligned) every piece of 8 rows is one cp.async; otherwise the copy is element by element, done
  * when the function returns.
  */
-template <int ROWS, int COLS, int THREADS>
+template <int ROWS, int COLS>
 __device__ void copy_tile(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, int ldx, int R, int Cn, int r0,
-                          int c0, bool aligned, int tid)
+                          int c0, bool aligned, int tid, int threads)
 {
     if (aligned) {
         constexpr int VECS_PER_COL = ROWS / VEC; /* 16-byte pieces down one column of the tile */
-        for (int v = tid; v < VECS_PER_COL * COLS; v += THREADS) {
+        for (int v = tid; v < VECS_PER_COL * COLS; v += threads) {
             int c = v / VECS_PER_COL, r = (v % VECS_PER_COL) * VEC; /* consecutive threads: down a column */
             int rows_in = min(max(R - (r0 + r), 0), VEC);          /* rows of the piece inside X */
             bool inside = rows_in > 0 && c0 + c < Cn;
@@ -166,12 +182,32 @@ __device__ void copy_tile(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, in
         }
     } else {
         const __nv_bfloat16 zero = to_bf16(0.0f);
-        for (int e = tid; e < ROWS * COLS; e += THREADS) {
+        for (int e = tid; e < ROWS * COLS; e += threads) {
             int c = e / ROWS, r = e % ROWS;
             bool inside = r0 + r < R && c0 + c < Cn;
             S[r + c * s_ld] = inside ? X[(r0 + r) + (size_t)(c0 + c) * ldx] : zero;
         }
     }
+}
+
+/**
+ * The fast path of copy_tile: the ROWS x COLS piece at X, wholly inside the matrix, with 16-byte aligned
+ * columns, into S, by @p threads threads (a multiple of ROWS / VEC). Thread tid always copies the same
+ * 8 rows, (tid % VPC) * VEC.., of columns tid / VPC, then every threads / VPC-th further on, so its
+ * addresses are a start and a stride: two additions per 16-byte copy, where copy_tile spends a dozen
+ * instructions on indices and guards. (One producer warp issues every copy of a block: its
+ * instructions per copy set the pace.)
+ */
+template <int ROWS, int COLS>
+__device__ void copy_tile_inside(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, int ldx, int tid, int threads)
+{
+    constexpr int VPC = ROWS / VEC;                     /* 16-byte pieces down one column */
+    const int r = (tid % VPC) * VEC, c = tid / VPC;     /* this thread's rows, and its first column */
+    const int step = threads / VPC;                     /* columns between two of its copies */
+    const __nv_bfloat16 *src = X + r + (size_t)c * ldx;
+    __nv_bfloat16 *dst = S + r + c * s_ld;
+    for (int j = c; j < COLS; j += step, src += (size_t)step * ldx, dst += step * s_ld)
+        copy16(dst, src, 16);
 }
 
 /** Tiles of size t along n elements (the last one partial). */
@@ -323,58 +359,16 @@ __device__ void store_tile(mma_acc<WM, WN> &acc, float *patch, __nv_bfloat16 *C,
                        acc.c[a][n][e]);
 }
 
-/* ---- mbarriers (sm_80): 64-bit counters in shared memory with a phase bit. ---- */
-
-/** mbarrier.init: the barrier at @p bar expects @p count arrivals per phase. */
-__device__ void barrier_init(uint64_t *bar, unsigned count)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(s), "r"(count) : "memory");
-}
-
-/** mbarrier.arrive: one arrival, with release semantics (this thread's earlier writes are seen by
- *  whoever observes the phase complete). */
-__device__ void barrier_arrive(uint64_t *bar)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.arrive.shared.b64 _, [%0];\n" ::"r"(s) : "memory"); /* _: no phase token kept */
-}
-
-/** cp.async.mbarrier.arrive.noinc: one arrival, made when all of this thread's earlier cp.async copies
- *  have completed (noinc: it counts as one of the expected arrivals, not an extra one). */
-__device__ void barrier_arrive_after_copies(uint64_t *bar)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(s) : "memory");
-}
-
-/** Wait until the phase of parity @p parity of the barrier at @p bar has completed (acquire). */
-__device__ void barrier_wait(uint64_t *bar, unsigned parity)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(bar);
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(s), "r"(parity) : "memory");
-}
-
 enum {
     CONSUMERS = WARPS_M * 2,         /* consumer warps: 2 x 2 */
-    THREADS_26 = (1 + CONSUMERS) * WARP, /* the producer warp first */
+    MAX_PRODUCERS = 4,               /* producer warps at most (--param producers=1|2|4) */
+    MAX_THREADS = (MAX_PRODUCERS + CONSUMERS) * WARP,
     MAX_FULL = CONSUMERS             /* full barriers per stage at most (sync=1) */
 };
 
-/** The full barrier consumer warp @p w waits on: 0 for all (sync 0), its own (sync 1), its own for
- *  the first @p first warps and one shared by the rest (sync 2). */
-__device__ int full_of(int w, int sync, int first)
-{
-    if (sync == 0)
-        return 0;
-    if (sync == 1)
-        return w;
-    return w < first ? w : first;
-}
+/** The full barrier consumer warp @p w waits on: its own for the first @p shift warps (w < shift), and
+ *  barrier @p shift, shared, for the rest (all of them when shift is 0). */
+__device__ int full_of(int w, int shift) { return min(w, shift); }
 
 /**
  * The producer's copies of slice @p s into @p stage, in the consumers' order, with an arrive on each
@@ -382,28 +376,40 @@ __device__ int full_of(int w, int sync, int first)
  * (w % 2) and columns (w / 2) of the 2 x 2 warp grid: it needs A's half (w % 2) and B's half (w / 2).
  */
 template <int WM, int WN>
-__device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *full, int s, int lane,
+__device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *full, int s, int tid, int threads,
                               const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N,
-                              int K, int i0, int j0, bool a_aligned, bool b_aligned, int sync, int first)
+                              int K, int i0, int j0, bool a_aligned, bool b_aligned, int shift)
 {
     using T = tiles<WM, WN, 2>;
     constexpr int HALF_M = T::BM / 2, HALF_N = T::BN / 2; /* a warp row's rows, a warp column's columns */
     const bool async_arrive = a_aligned && b_aligned;     /* every piece a cp.async (else some stores) */
+    /* the fast path: an interior tile, a whole slice, aligned columns (nearly every slice of a big GEMM) */
+    const bool inside = async_arrive && i0 + T::BM <= M && j0 + T::BN <= N && (s + 1) * BK <= K;
     bool have_a[2] = {false, false}, have_b[2] = {false, false};
     for (int w = 0; w < CONSUMERS; ++w) {
         const int ha = w % 2, hb = w / 2;
         if (!have_a[ha]) { /* A's rows ha*HALF_M.. of the slice */
-            copy_tile<HALF_M, BK, WARP>(as + ha * HALF_M, T::AS_LD, A, lda, M, K, i0 + ha * HALF_M, s * BK,
-                                        a_aligned, lane);
+            const int r0 = i0 + ha * HALF_M;
+            if (inside)
+                copy_tile_inside<HALF_M, BK>(as + ha * HALF_M, T::AS_LD, A + r0 + (size_t)(s * BK) * lda, lda,
+                                             tid, threads);
+            else
+                copy_tile<HALF_M, BK>(as + ha * HALF_M, T::AS_LD, A, lda, M, K, r0, s * BK, a_aligned, tid,
+                                      threads);
             have_a[ha] = true;
         }
         if (!have_b[hb]) { /* B's columns hb*HALF_N.. of the slice */
-            copy_tile<BK, HALF_N, WARP>(bs + hb * HALF_N * T::BS_LD, T::BS_LD, B, ldb, K, N, s * BK,
-                                        j0 + hb * HALF_N, b_aligned, lane);
+            const int c0 = j0 + hb * HALF_N;
+            if (inside)
+                copy_tile_inside<BK, HALF_N>(bs + hb * HALF_N * T::BS_LD, T::BS_LD, B + s * BK + (size_t)c0 * ldb,
+                                             ldb, tid, threads);
+            else
+                copy_tile<BK, HALF_N>(bs + hb * HALF_N * T::BS_LD, T::BS_LD, B, ldb, K, N, s * BK, c0, b_aligned,
+                                      tid, threads);
             have_b[hb] = true;
         }
-        const int b = full_of(w, sync, first);
-        const bool last_of_b = w == CONSUMERS - 1 || full_of(w + 1, sync, first) != b;
+        const int b = full_of(w, shift);
+        const bool last_of_b = w == CONSUMERS - 1 || full_of(w + 1, shift) != b;
         if (last_of_b) {
             if (async_arrive) {
                 barrier_arrive_after_copies(&full[b]);
@@ -415,12 +421,13 @@ __device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *fu
     }
 }
 
-/** One block: the producer warp (warp 0) and 2 x 2 consumer warps of WM x WN fragments. */
+/** One block: @p producers producer warps (warps 0..producers-1), then 2 x 2 consumer warps of WM x WN
+ *  fragments. */
 template <int WM, int WN, int STAGES, class ACC>
-__global__ void __launch_bounds__(THREADS_26)
+__global__ void __launch_bounds__(MAX_THREADS)
 shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                 int ldb, float beta, __nv_bfloat16 *C, int ldc, bool a_aligned, bool b_aligned, int group_rows,
-                int sync, int first)
+                int shift, int producers)
 {
     using T = tiles<WM, WN, 2>;
     extern __shared__ __align__(128) unsigned char smem[];
@@ -428,12 +435,12 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
     float *patch = reinterpret_cast<float *>(smem + STAGES * T::STAGE * ELEM); /* the epilogue's */
     __shared__ __align__(8) uint64_t full[STAGES][MAX_FULL], empty[STAGES];
 
-    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int warp = threadIdx.x / WARP;
     if (threadIdx.x == 0) {
         for (int st = 0; st < STAGES; ++st) {
             for (int b = 0; b < MAX_FULL; ++b)
-                barrier_init(&full[st][b], WARP); /* the producer's 32 lanes */
-            barrier_init(&empty[st], CONSUMERS);  /* lane 0 of each consumer warp */
+                barrier_init(&full[st][b], producers * WARP); /* every producer thread */
+            barrier_init(&empty[st], CONSUMERS * WARP); /* every consumer thread */
         }
     }
     __syncthreads(); /* the barriers exist before anyone uses them; the last block-wide barrier */
@@ -443,22 +450,22 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
     const int i0 = tm * T::BM, j0 = tn * T::BN;
     const int slices = tiles_along(K, BK);
 
-    if (warp == 0) { /* the producer: fill stage s % STAGES once its consumers have emptied it */
+    if (warp < producers) { /* a producer: fill stage s % STAGES once its consumers have emptied it */
         for (int s = 0; s < slices; ++s) {
             const int st = s % STAGES;
             if (s >= STAGES) /* its previous use, slice s - STAGES, was the (s/STAGES - 1)-th phase */
                 barrier_wait(&empty[st], (s / STAGES - 1) & 1);
             __nv_bfloat16 *as = ring + st * T::STAGE, *bs = as + T::AS_SIZE;
-            produce_slice<WM, WN>(as, bs, full[st], s, lane, A, lda, B, ldb, M, N, K, i0, j0, a_aligned,
-                                  b_aligned, sync, first);
+            produce_slice<WM, WN>(as, bs, full[st], s, threadIdx.x, producers * WARP, A, lda, B, ldb, M, N, K, i0, j0, a_aligned,
+                                  b_aligned, shift);
         }
-        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy outlives the warp */
+        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy outlives its thread */
         return;
     }
 
-    const int w = warp - 1; /* consumer index */
+    const int w = warp - producers; /* consumer index */
     const int wi = (w % WARPS_M) * WM * FRAG, wj = (w / WARPS_M) * WN * FRAG;
-    const int my_full = full_of(w, sync, first);
+    const int my_full = full_of(w, shift);
     ACC acc;
     zero(acc);
     for (int s = 0; s < slices; ++s) {
@@ -466,9 +473,7 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
         barrier_wait(&full[st][my_full], (s / STAGES) & 1); /* slice s's use of the stage is phase s/STAGES */
         const __nv_bfloat16 *as = ring + st * T::STAGE, *bs = as + T::AS_SIZE;
         multiply_slice<WM, WN, T::AS_LD, T::BS_LD>(acc, as, bs, wi, wj);
-        __syncwarp(); /* every lane's reads of the stage are done */
-        if (lane == 0)
-            barrier_arrive(&empty[st]);
+        barrier_arrive(&empty[st]); /* this thread's reads of the stage are done */
     }
     store_tile(acc, patch + w * FRAG * FRAG, C, ldc, M, N, i0 + wi, j0 + wj, alpha, beta);
 }
@@ -489,7 +494,8 @@ static int smem_limit()
     return limit;
 }
 
-static int sync_mode = 1, first_warps = 1; /* --param sync= first= */
+static int shift = CONSUMERS - 1; /* --param shift=: consumer warps with a full barrier of their own */
+static int producers = DEFAULT_PRODUCERS; /* --param producers=: warps that issue the copies */
 
 template <int WM, int WN, int STAGES, class ACC>
 static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
@@ -510,10 +516,11 @@ static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, 
         checked = 1;
     }
     const int tiles_total = ceil_div(M, T::BM) * ceil_div(N, T::BN);
-    kernel<<<tiles_total, THREADS_26, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
+    const int threads = (producers + CONSUMERS) * WARP;
+    kernel<<<tiles_total, threads, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
                                                reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
                                                reinterpret_cast<__nv_bfloat16 *>(C), ldc, columns_aligned(A, lda),
-                                               columns_aligned(B, ldb), group, sync_mode, first_warps);
+                                               columns_aligned(B, ldb), group, shift, producers);
 }
 
 /** A launcher of one configuration (the dispatch: the warp tile, fragments, stages). */
@@ -549,29 +556,31 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     pick()(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/** --param sync=0|1|2 first=1|2|3 wm=2|4 wn=2|4 stages=2..6 group=1|4|8|16 ldsm=0|1. */
+/** --param shift=0|1|2|3 producers=1|2|4 wm=2|4 wn=2|4 stages=2..6 group=1|4|8|16 ldsm=0|1. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
     for (int t = 0; t < nparams && bad == NULL; ++t)
-        if (!step_param_int(params[t], "sync", 0, 2, &sync_mode, &bad) &&
-            !step_param_int(params[t], "first", 1, CONSUMERS - 1, &first_warps, &bad) &&
+        if (!step_param_int(params[t], "shift", 0, CONSUMERS - 1, &shift, &bad) &&
+            !step_param_int(params[t], "producers", 1, MAX_PRODUCERS, &producers, &bad) &&
             !step_param_int(params[t], "wm", 2, 4, &warp_m, &bad) &&
             !step_param_int(params[t], "wn", 2, 4, &warp_n, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
             !step_param_int(params[t], "ldsm", 0, 1, &ldsm, &bad))
-            bad = "this step takes --param sync=0|1|2, first=1|2|3, wm=2|4, wn=2|4, stages=2|3|4|5|6, "
+            bad = "this step takes --param shift=0|1|2|3, producers=1|2|4, wm=2|4, wn=2|4, stages=2|3|4|5|6, "
                   "group=1|4|8|16, ldsm=0|1";
-    if (bad == NULL && (warp_m == 3 || warp_n == 3 || (group != 1 && group != 4 && group != 8 && group != 16)))
-        bad = "--param wm and wn take 2 or 4, group 1, 4, 8 or 16";
+    if (bad == NULL && (warp_m == 3 || warp_n == 3 || producers == 3 ||
+                        (group != 1 && group != 4 && group != 8 && group != 16)))
+        bad = "--param wm and wn take 2 or 4, producers 1, 2 or 4, group 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
-    const char *mode[] = {"one full barrier per stage", "a full barrier per consumer warp (shift)",
-                          "separate full barriers for the first warps, one for the rest"};
-    snprintf(desc, desclen, "sync=%d (%s) first=%d wm=%d wn=%d (block tile %dx%d, 1 producer + %d consumer "
-             "warps) stages=%d group=%d ldsm=%d", sync_mode, mode[sync_mode], first_warps, warp_m, warp_n,
-             WARPS_M * warp_m * FRAG, 2 * warp_n * FRAG, CONSUMERS, stages, group, ldsm);
+    const char *mode[] = {"one full barrier per stage", "a full barrier for warp 0, one for the rest",
+                          "full barriers for warps 0 and 1, one for the rest",
+                          "a full barrier per consumer warp"};
+    snprintf(desc, desclen, "shift=%d (%s) producers=%d wm=%d wn=%d (block tile %dx%d, %d consumer warps) "
+             "stages=%d group=%d ldsm=%d", shift, mode[shift], producers, warp_m, warp_n, WARPS_M * warp_m * FRAG,
+             2 * warp_n * FRAG, CONSUMERS, stages, group, ldsm);
     return NULL;
 }
 
