@@ -16,7 +16,7 @@
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
-#   tc_*             lessons 24 and 25's charts (plots/tensor.sh), where steps/24_wmma/measure.sh's data is
+#   tc_*             lessons 24-26's charts (plots/tensor.sh), where steps/24_wmma/measure.sh's data is
 #
 # Steps are found from the file names, so a new step appears without editing this.
 set -u
@@ -107,7 +107,7 @@ while IFS=: read -r part first last title H; do
             # labels in TFLOP/s on the GPU, in GFLOP/s where rates stay below a few TFLOP/s
             unit=TFLOP/s; scale=1000.0; fmt='%%.1f' # (doubled: it passes through printf)
             [ "$(awk -v y="$ymax" 'BEGIN { print (y < 3000) }')" = 1 ] && unit=GFLOP/s scale=1.0 fmt='%%.0f'
-            echo "set ylabel 'GFLOP/s'; set grid ytics; set yrange [0:$ymax]; set xrange [-0.6:$nbars - 0.4]"
+            echo "set ylabel 'GFLOP/s'; set format y '%.0f'; set grid ytics; set yrange [0:$ymax]; set xrange [-0.6:$nbars - 0.4]"
             echo "set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left opaque box"
             echo "set xtics rotate by -35 scale 0 font ',10'; set bmargin 6"
             echo "base = ${base:-0}; peak = ${PEAK:-0}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lessons 24 and 25's charts, from steps/24_wmma/measure.sh's data (plots/render.sh calls it where it is):
+# Lessons 24-26's charts, from steps/24_wmma/measure.sh's data (plots/render.sh calls it where it is):
 #
 #   plots/tensor.sh DATA OUT
 #
@@ -8,6 +8,8 @@
 #                 per SM (the occupancy they allow) on the right
 #   tc_stages     step 25 against the number of stages in the cp.async ring, one line per block tile and
 #                 fragment path, at 8192^3, with cuBLAS BF16 of the same runs
+#   tc_sync       step 26 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
+#                 and producer count, beside step 25 at the same tile, at 8192^3
 set -u
 DATA=${1:?usage: plots/tensor.sh DATA OUT} OUT=${2:?usage: plots/tensor.sh DATA OUT}
 command -v gnuplot >/dev/null 2>&1 || exit 0
@@ -65,5 +67,28 @@ if [ -s "$DATA/step25_stages.csv" ]; then
         echo "plot $(cat "$TMP/st.gp.plot")"
     } >"$TMP/st.gp"
     render tc_stages "$TMP/st.gp" 560 || status=1
+fi
+if [ -s "$DATA/step26_sync.csv" ]; then
+    : >"$TMP/sy.gp.plot"
+    # step,tile,shift,producers,stages,m,gflops,... : one line per (step, shift, producers) at 128x128, 8192^3
+    for key in "25,-,-" "26,0,2" "26,1,2" "26,2,2" "26,3,2" "26,3,1" "26,0,1" "26,3,4"; do
+        IFS=, read -r st sh pr <<<"$key"
+        awk -F, -v s="$st" -v h="$sh" -v p="$pr" 'NR > 1 && $1 == s && $2 == "128x128" && $3 == h && $4 == p &&
+            $6 == 8192 { print $5, $7 / 1000 }' "$DATA/step26_sync.csv" >"$TMP/sy_$st$sh$pr.dat"
+        [ -s "$TMP/sy_$st$sh$pr.dat" ] || continue
+        if [ "$st" = 25 ]; then title="step 25 (all warps copy and multiply)"; style="lw 3 pt 5 lc rgb '#000000'"
+        else title="step 26, shift=$sh, $pr producer warp$([ "$pr" != 1 ] && echo s)"; style="lw 2 pt 7 dt $([ "$pr" = 2 ] && echo 1 || echo 2)"
+            [ "$pr" = 4 ] && style="$style lc rgb '#888888'"; fi
+        printf "%s'%s' using 1:2 with linespoints %s title '%s'" "$([ -s "$TMP/sy.gp.plot" ] && echo ", ")" \
+            "$TMP/sy_$st$sh$pr.dat" "$style" "$title" >>"$TMP/sy.gp.plot"
+    done
+    cublas=$(awk -F, 'NR > 1 && $6 == 8192 { s += $8; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step26_sync.csv")
+    {
+        echo "set title \"Step 26 beside step 25 at 8192^3, 128x128 tiles, 4 computing warps\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:4.2]; set xtics 2,1,4; set yrange [0:*]"
+        echo "set key outside right; set grid ytics"
+        echo "plot $(cat "$TMP/sy.gp.plot")"
+    } >"$TMP/sy.gp"
+    render tc_sync "$TMP/sy.gp" 560 || status=1
 fi
 exit $status
