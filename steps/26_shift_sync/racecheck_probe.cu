@@ -33,6 +33,7 @@
 #include "mbarrier.h"
 
 enum { WARP = 32, STAGES = 2, DEFAULT_ROUNDS = 8, MAX_ROUNDS = 1000 };
+/** The hand-off between the two warps (the file's comment describes each). */
 enum mode { SYNCTHREADS, MBARRIER, CP_ASYNC, LANE0 };
 
 /** Copies 4 bytes from global @p src to shared @p dst, asynchronously. */
@@ -95,6 +96,7 @@ static __global__ void probe(enum mode mode, int rounds, const int *values, int 
         out[lane] = sum;
 }
 
+/** Runs the probe in the mode named by argv[1], ROUNDS times (argv[2]), and checks what was read. */
 int main(int argc, char **argv)
 {
     const char *names[] = {"syncthreads", "mbarrier", "cp.async", "lane0"};
