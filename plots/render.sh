@@ -235,7 +235,7 @@ fi
 if [ -s "$DATA/step22_split.csv" ] || [ -s "$DATA/step22_timeline.csv" ]; then
     plots/hybrid.sh "$DATA" "$OUT" || status=1
 fi
-# Lessons 24 and 25's charts (warp tile, stages), where steps/24_wmma/measure.sh's data is.
+# Lessons 24-26's charts (warp tile, stages, synchronization), where steps/24_wmma/measure.sh's data is.
 if [ -s "$DATA/step24_warptile.csv" ] || [ -s "$DATA/step25_stages.csv" ]; then
     plots/tensor.sh "$DATA" "$OUT" || status=1
 fi

@@ -31,10 +31,13 @@ run_shape_set() {
     if [ -n "${DRY:-}" ]; then not_run "$expected" "$DRY"; return; fi
     local csv; csv=$(mktemp)
     # shellcheck disable=SC2086
-    timeout -k 10 "$RUN_TIMEOUT" "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" --reps 1 \
-        --warmup 0 --seed "$SEED" --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
+    # (--foreground: the run stays in the terminal's process group, so Ctrl-C still stops it)
+    timeout --foreground -k 10 "$RUN_TIMEOUT" "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" \
+        --reps 1 --warmup 0 --seed "$SEED" --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
     local rc=$? rows=0
-    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "error: stopped after ${RUN_TIMEOUT} s (a hang?)" >>"$csv.err"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "error: timed out (RUN_TIMEOUT=${RUN_TIMEOUT} s: a hang?) or killed" >>"$csv.err"
+    fi
     if [ -f "$csv" ]; then
         while IFS=, read -r _ _ _ _ m n k _ _ _ _ _ err status _; do
             rows=$((rows + 1))
@@ -68,9 +71,10 @@ run_step() {
 }
 
 # step_settings SOURCE: the settings a step documents in its configure hook's message ("this step takes
-# --param stages=2|3|4, order=0|1, ..."), one "NAME VALUE|VALUE|..." line each (no values: a number).
+# --param stages=2|3|4, order=0|1, ..."), one "NAME VALUE|VALUE|..." line each (no values: a number). A
+# message split over adjacent string literals ("... stages=2|3, "<newline> "group=1|4") is read whole.
 step_settings() {
-    grep -o 'this step takes --param [^"]*' "$1" | grep -oE '[a-z_]+=[A-Za-z0-9_|-]*' |
+    perl -0pe 's/"\s*\n\s*"//g' "$1" | grep -o 'this step takes --param [^"]*' | grep -oE '[a-z_]+=[A-Za-z0-9_|-]*' |
         awk -F= '{ v[$1] = (v[$1] == "" ? $2 : v[$1] "|" $2) } END { for (n in v) print n, v[n] }' | sort
 }
 

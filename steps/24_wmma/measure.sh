@@ -111,12 +111,12 @@ echo "step,tile,shift,producers,stages,m,gflops,cublas_gflops,ratio" >"$DIR/step
 for t in "128x128:4:4" "64x64:2:2"; do
     IFS=: read -r name wm wn <<<"$t"
     for st in 2 3 4; do
-        rates build/step25 --param wm=$wm --param wn=$wn --param warps=4 --param stages=$st |
+        rates build/step25 --param "wm=$wm" --param "wn=$wn" --param warps=4 --param "stages=$st" |
             sed "s/^/25,$name,-,-,$st,/" >>"$DIR/step26_sync.csv" || status=1
         for sp in 0:2 1:2 2:2 3:2 0:1 3:1 3:4; do
             [ "$name" = 64x64 ] && [ "${sp#*:}" != 2 ] && continue # (the other producer counts at 128x128 only)
-            rates build/step26 --param wm=$wm --param wn=$wn --param stages=$st --param shift=${sp%:*} \
-                --param producers=${sp#*:} | sed "s/^/26,$name,${sp%:*},${sp#*:},$st,/" >>"$DIR/step26_sync.csv" ||
+            rates build/step26 --param "wm=$wm" --param "wn=$wn" --param "stages=$st" --param "shift=${sp%:*}" \
+                --param "producers=${sp#*:}" | sed "s/^/26,$name,${sp%:*},${sp#*:},$st,/" >>"$DIR/step26_sync.csv" ||
                 status=1
         done
     done
@@ -126,13 +126,15 @@ column_or_cat "$DIR/step26_sync.csv"
 echo "== step 26: stall reasons (Nsight Compute)"
 if command -v ncu >/dev/null; then
     : >"$DIR/step26_stalls.txt"
-    for run in "25 pipelined_gemm" "26 shift_sync_gemm --param shift=0" "26 shift_sync_gemm --param shift=3"; do
-        set -- $run; s=$1 kernel=$2; shift 2
-        echo "### step $s $* --param stages=2, 4096^3" >>"$DIR/step26_stalls.txt"
+    for run in "25 pipelined_gemm" "26 shift_sync_gemm shift=0" "26 shift_sync_gemm shift=3"; do
+        read -r s kernel setting <<<"$run"
+        set -- --param stages=2
+        [ -n "$setting" ] && set -- "$@" --param "$setting"
+        echo "### step $s $*, 4096^3" >>"$DIR/step26_stalls.txt"
         ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 1 --launch-count 1 \
             --section WarpStateStats --section Occupancy --section LaunchStats \
             --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-            "build/step$s" -m 4096 --reps 1 --warmup 1 --no-check --quiet --param stages=2 "$@" \
+            "build/step$s" -m 4096 --reps 1 --warmup 1 --no-check --quiet "$@" \
             >>"$DIR/step26_stalls.txt" 2>&1 || status=1
     done
     # (the stall metrics: cycles a warp spends stalled for each reason, per issued instruction)

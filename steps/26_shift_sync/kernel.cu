@@ -70,7 +70,7 @@ using namespace nvcuda;
 enum {
     FRAG = 16,                    /* WMMA's BF16 shape: 16 x 16 x 16 */
     WARP = 32,                    /* threads per warp */
-    WARPS_M = 2,                  /* consumer warps along M (and along N: the grid is 2 x 2) */
+    WARPS_M = 2, WARPS_N = 2,     /* consumer warps along M and along N: a 2 x 2 grid */
     BK = 32,                      /* K per slice: two k-steps of FRAG */
     SKEW = 8,                     /* padding per shared column, in elements: 16 bytes */
     VEC = 8,                      /* bfloat16 per 16-byte copy */
@@ -79,8 +79,7 @@ enum {
     /* the defaults: step 25's tile, stages and fragments (128x128 tiles of 4 consumer warps, 4 stages,
      * ldmatrix + mma.sync), the fastest producer count measured (2), and the scheme of this step */
     DEFAULT_WM = 4, DEFAULT_WN = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8, DEFAULT_LDSM = 1,
-    DEFAULT_PRODUCERS = 2,
-    DEFAULT_SMEM = 48 * 1024      /* above this a kernel must opt in to its shared memory */
+    DEFAULT_PRODUCERS = 2
 };
 static_assert(BK % FRAG == 0 && BK % VEC == 0, "a slice is whole k-steps and whole 16-byte copies");
 
@@ -88,9 +87,8 @@ static int warp_m = DEFAULT_WM, warp_n = DEFAULT_WN; /* --param wm= wn= */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;                  /* --param stages= group= */
 static int ldsm = DEFAULT_LDSM; /* --param ldsm=1: fragments by ldmatrix and mma.sync; 0: by WMMA (step 24's) */
 
-/** The tile sizes of WARPS_M x WARPS_N warps of WM x WN fragments, and the ring of stages. */
-template <int WM, int WN, int WARPS_N> struct tiles {
-    static constexpr int THREADS = WARPS_M * WARPS_N * WARP; /**< threads per block */
+/** The tile sizes of WARPS_M x WARPS_N consumer warps of WM x WN fragments, and the ring of stages. */
+template <int WM, int WN> struct tiles {
     static constexpr int BM = WARPS_M * WM * FRAG;    /**< block tile rows (of C and A) */
     static constexpr int BN = WARPS_N * WN * FRAG;    /**< block tile columns (of C and B) */
     static constexpr int AS_LD = BM + SKEW;           /**< As: BK columns of BM rows (column-major, as A) */
@@ -99,7 +97,10 @@ template <int WM, int WN, int WARPS_N> struct tiles {
     static constexpr int STAGE = AS_SIZE + BN * BS_LD; /**< elements of one stage: A's slice, then B's */
     static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /**< floats: a 16x16 patch per warp */
     /** Bytes of dynamic shared memory of a ring of @p n_stages stages and the epilogue's patches. */
-    static constexpr int smem_bytes(int n_stages) { return n_stages * STAGE * ELEM + PATCHES * 4; }
+    static constexpr int smem_bytes(int n_stages)
+    {
+        return n_stages * STAGE * ELEM + PATCHES * (int)sizeof(float);
+    }
 };
 
 /** The bfloat16 nearest to @p x (ties to even). */
@@ -116,14 +117,8 @@ __device__ void copy16(__nv_bfloat16 *dst, const __nv_bfloat16 *src, int inside)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(inside) : "memory");
 }
 
-/** Closes the copies this thread issued since the last call into one group. */
-__device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-/** Waits until at most @p PENDING of this thread's newest groups of copies are still in flight. */
-template <int PENDING> __device__ void wait_copies()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
+/** Waits until every cp.async this thread issued has completed (its writes to shared memory done). */
+__device__ void wait_all_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 /**
  * ldmatrix .x4: four 8x8 tiles of 16-bit elements from shared memory into four registers per lane. Lane
@@ -195,7 +190,7 @@ __device__ void copy_tile(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, in
  * columns, into S, by @p threads threads (a multiple of ROWS / VEC). Thread tid always copies the same
  * 8 rows, (tid % VPC) * VEC.., of columns tid / VPC, then every threads / VPC-th further on, so its
  * addresses are a start and a stride: two additions per 16-byte copy, where copy_tile spends a dozen
- * instructions on indices and guards. (One producer warp issues every copy of a block: its
+ * instructions on indices and guards. (A few producer warps issue every copy of a block: their
  * instructions per copy set the pace.)
  */
 template <int ROWS, int COLS>
@@ -207,7 +202,7 @@ __device__ void copy_tile_inside(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16
     const __nv_bfloat16 *src = X + r + (size_t)c * ldx;
     __nv_bfloat16 *dst = S + r + c * s_ld;
     for (int j = c; j < COLS; j += step, src += (size_t)step * ldx, dst += step * s_ld)
-        copy16(dst, src, 16);
+        copy16(dst, src, VEC * ELEM); /* all 16 bytes inside */
 }
 
 /** Tiles of size t along n elements (the last one partial). */
@@ -360,10 +355,11 @@ __device__ void store_tile(mma_acc<WM, WN> &acc, float *patch, __nv_bfloat16 *C,
 }
 
 enum {
-    CONSUMERS = WARPS_M * 2,         /* consumer warps: 2 x 2 */
+    CONSUMERS = WARPS_M * WARPS_N,   /* consumer warps */
     MAX_PRODUCERS = 4,               /* producer warps at most (--param producers=1|2|4) */
     MAX_THREADS = (MAX_PRODUCERS + CONSUMERS) * WARP,
-    MAX_FULL = CONSUMERS             /* full barriers per stage at most (sync=1) */
+    MAX_FULL = CONSUMERS,            /* full barriers per stage at most (shift = CONSUMERS - 1) */
+    DEFAULT_SHIFT = CONSUMERS - 1    /* the default: shift synchronization, a full barrier per consumer */
 };
 
 /** The full barrier consumer warp @p w waits on: its own for the first @p shift warps (w < shift), and
@@ -373,21 +369,21 @@ __device__ int full_of(int w, int shift) { return min(w, shift); }
 /**
  * The producer's copies of slice @p s into @p stage, in the consumers' order, with an arrive on each
  * full barrier right after the copies of the last warp that waits on it. Consumer warp w computes rows
- * (w % 2) and columns (w / 2) of the 2 x 2 warp grid: it needs A's half (w % 2) and B's half (w / 2).
+ * (w % WARPS_M) and columns (w / WARPS_M) of the warp grid: it needs that part of A's and of B's slice.
  */
 template <int WM, int WN>
 __device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *full, int s, int tid, int threads,
                               const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N,
                               int K, int i0, int j0, bool a_aligned, bool b_aligned, int shift)
 {
-    using T = tiles<WM, WN, 2>;
-    constexpr int HALF_M = T::BM / 2, HALF_N = T::BN / 2; /* a warp row's rows, a warp column's columns */
+    using T = tiles<WM, WN>;
+    constexpr int HALF_M = T::BM / WARPS_M, HALF_N = T::BN / WARPS_N; /* a warp row's rows, a warp column's columns */
     const bool async_arrive = a_aligned && b_aligned;     /* every piece a cp.async (else some stores) */
     /* the fast path: an interior tile, a whole slice, aligned columns (nearly every slice of a big GEMM) */
     const bool inside = async_arrive && i0 + T::BM <= M && j0 + T::BN <= N && (s + 1) * BK <= K;
-    bool have_a[2] = {false, false}, have_b[2] = {false, false};
+    bool have_a[WARPS_M] = {}, have_b[WARPS_N] = {}; /* which parts of the slice are issued already */
     for (int w = 0; w < CONSUMERS; ++w) {
-        const int ha = w % 2, hb = w / 2;
+        const int ha = w % WARPS_M, hb = w / WARPS_M;
         if (!have_a[ha]) { /* A's rows ha*HALF_M.. of the slice */
             const int r0 = i0 + ha * HALF_M;
             if (inside)
@@ -414,7 +410,7 @@ __device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *fu
             if (async_arrive) {
                 barrier_arrive_after_copies(&full[b]);
             } else { /* element-by-element stores (and maybe copies): wait for them, then a release arrive */
-                asm volatile("cp.async.wait_all;\n" ::: "memory");
+                wait_all_copies();
                 barrier_arrive(&full[b]);
             }
         }
@@ -429,7 +425,7 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
                 int ldb, float beta, __nv_bfloat16 *C, int ldc, bool a_aligned, bool b_aligned, int group_rows,
                 int shift, int producers)
 {
-    using T = tiles<WM, WN, 2>;
+    using T = tiles<WM, WN>;
     extern __shared__ __align__(128) unsigned char smem[];
     __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem);             /* STAGES x (As, Bs) */
     float *patch = reinterpret_cast<float *>(smem + STAGES * T::STAGE * ELEM); /* the epilogue's */
@@ -456,10 +452,10 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
             if (s >= STAGES) /* its previous use, slice s - STAGES, was the (s/STAGES - 1)-th phase */
                 barrier_wait(&empty[st], (s / STAGES - 1) & 1);
             __nv_bfloat16 *as = ring + st * T::STAGE, *bs = as + T::AS_SIZE;
-            produce_slice<WM, WN>(as, bs, full[st], s, threadIdx.x, producers * WARP, A, lda, B, ldb, M, N, K, i0, j0, a_aligned,
-                                  b_aligned, shift);
+            produce_slice<WM, WN>(as, bs, full[st], s, threadIdx.x, producers * WARP, A, lda, B, ldb, M, N, K, i0,
+                                  j0, a_aligned, b_aligned, shift);
         }
-        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* no copy outlives its thread */
+        wait_all_copies(); /* no copy outlives its thread */
         return;
     }
 
@@ -494,14 +490,14 @@ static int smem_limit()
     return limit;
 }
 
-static int shift = CONSUMERS - 1; /* --param shift=: consumer warps with a full barrier of their own */
+static int shift = DEFAULT_SHIFT; /* --param shift=: consumer warps with a full barrier of their own */
 static int producers = DEFAULT_PRODUCERS; /* --param producers=: warps that issue the copies */
 
 template <int WM, int WN, int STAGES, class ACC>
 static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
                           int ldb, float beta, bf16_bits *C, int ldc)
 {
-    using T = tiles<WM, WN, 2>;
+    using T = tiles<WM, WN>;
     static int checked = 0; /* the limit and the opt-in, once per configuration */
     const int bytes = T::smem_bytes(STAGES);
     auto kernel = shift_sync_gemm<WM, WN, STAGES, ACC>;
@@ -510,9 +506,9 @@ static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, 
             step_cannot_run("stages=%d with a %dx%d block tile needs %d KB of shared memory per block; this GPU "
                             "allows %d KB (fewer stages or a smaller tile)", STAGES, T::BM, T::BN, bytes / 1024,
                             smem_limit() / 1024);
-        if (bytes > DEFAULT_SMEM)
-            cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                       "opting in to the ring's shared memory");
+        /* always: the 48 KB a kernel gets without opting in count its static barriers too */
+        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                   "opting in to the ring's shared memory");
         checked = 1;
     }
     const int tiles_total = ceil_div(M, T::BM) * ceil_div(N, T::BN);
@@ -580,7 +576,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                           "a full barrier per consumer warp"};
     snprintf(desc, desclen, "shift=%d (%s) producers=%d wm=%d wn=%d (block tile %dx%d, %d consumer warps) "
              "stages=%d group=%d ldsm=%d", shift, mode[shift], producers, warp_m, warp_n, WARPS_M * warp_m * FRAG,
-             2 * warp_n * FRAG, CONSUMERS, stages, group, ldsm);
+             WARPS_N * warp_n * FRAG, CONSUMERS, stages, group, ldsm);
     return NULL;
 }
 

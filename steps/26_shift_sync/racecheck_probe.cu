@@ -22,7 +22,7 @@
  *                write as racing with the reads).
  *
  * Exits 0 when the consumer read what it should have (every mode), 1 when not, 2 on bad arguments,
- * 3 on a CUDA error. `make sanitize` runs it under racecheck: if racecheck reports hazards on the
+ * 3 on a CUDA error or when host memory runs out (the project's exit codes, common/cli.h). `make sanitize` runs it under racecheck: if racecheck reports hazards on the
  * syncthreads, mbarrier or cp.async hand-off, it cannot judge step 26's, and says so.
  */
 #include <stdio.h>
@@ -99,13 +99,19 @@ static __global__ void probe(enum mode mode, int rounds, const int *values, int 
 /** Runs the probe in the mode named by argv[1], ROUNDS times (argv[2]), and checks what was read. */
 int main(int argc, char **argv)
 {
-    const char *names[] = {"syncthreads", "mbarrier", "cp.async", "lane0"};
-    int mode = -1, rounds = DEFAULT_ROUNDS;
-    for (int m = 0; argc > 1 && m < 4; ++m)
+    const char *names[] = {"syncthreads", "mbarrier", "cp.async", "lane0"}; /* in enum mode's order */
+    const int n_modes = (int)(sizeof names / sizeof names[0]);
+    int mode = -1;
+    long rounds = DEFAULT_ROUNDS;
+    for (int m = 0; argc > 1 && m < n_modes; ++m)
         if (strcmp(argv[1], names[m]) == 0)
             mode = m;
-    if (argc > 2)
-        rounds = atoi(argv[2]);
+    if (argc > 2) {
+        char *end = NULL;
+        rounds = strtol(argv[2], &end, 10);
+        if (end == argv[2] || *end != '\0')
+            rounds = 0; /* not a whole number: refused below */
+    }
     if (mode < 0 || argc > 3 || rounds < 1 || rounds > MAX_ROUNDS) {
         fprintf(stderr, "usage: racecheck_probe syncthreads|mbarrier|cp.async|lane0 [ROUNDS 1..%d]\n", MAX_ROUNDS);
         return 2;
@@ -123,7 +129,7 @@ int main(int argc, char **argv)
     cuda_check(cudaMalloc(&out, sizeof(int) * WARP), "cudaMalloc (out)");
     cuda_check(cudaMemcpy(values, host, sizeof(int) * WARP * (size_t)rounds, cudaMemcpyHostToDevice),
                "cudaMemcpy (values)");
-    probe<<<1, 2 * WARP>>>((enum mode)mode, rounds, values, out);
+    probe<<<1, 2 * WARP>>>((enum mode)mode, (int)rounds, values, out);
     cuda_check_launch("probe", 1);
     int sums[WARP];
     cuda_check(cudaMemcpy(sums, out, sizeof sums, cudaMemcpyDeviceToHost), "cudaMemcpy (out)");
@@ -134,7 +140,7 @@ int main(int argc, char **argv)
             want += value(r, (l + 1) % WARP);
         wrong += sums[l] != want;
     }
-    printf("racecheck_probe %s, %d rounds: %s\n", names[mode], rounds, wrong ? "WRONG values" : "values right");
+    printf("racecheck_probe %s, %ld rounds: %s\n", names[mode], rounds, wrong ? "WRONG values" : "values right");
     cuda_check(cudaFree(values), "cudaFree");
     cuda_check(cudaFree(out), "cudaFree");
     free(host);
