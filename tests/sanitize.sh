@@ -140,31 +140,46 @@ else
             fail "racecheck probe, $mode hand-off: racecheck reports ${hazards:-hazards} (exit $rc)"
         fi
     done
+    # The runs are independent and mostly host-side work: they go SANITIZE_JOBS at a time (default half
+    # the cores), each a small script that leaves its log and exit status; the verdicts are then read
+    # back in order.
+    JOBS_DIR=$(mktemp -d)
+    n_jobs=0
     for step in $(gpu_steps); do
         bin=$(step_bin "$step")
         # every documented setting at each value ("-": the step as it runs by default)
         variants="- $(step_settings "steps/$step/kernel.cu" | while read -r name values; do
             for v in ${values//|/ }; do echo "$name=$v"; done; done)"
         for variant in $variants; do
-            vargs=""; [ "$variant" != - ] && vargs="--param $variant"
+            vargs=(); [ "$variant" != - ] && vargs=(--param "$variant")
             for tool in memcheck racecheck synccheck; do
-                extra=""
-                [ "$tool" = memcheck ] && extra="--leak-check full"
+                extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
                 for ab in "1 0 $PADDED" "-1.5 0.5"; do
                     set -- $ab; alpha=$1 beta=$2; shift 2
-                    log=build/sanitize-$step-$tool.log
+                    n_jobs=$((n_jobs + 1)); job=$JOBS_DIR/$n_jobs
                     # shellcheck disable=SC2086
-                    if timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" $extra \
-                            --error-exitcode 99 "$bin" $RUN_ARGS "$@" $vargs --alpha "$alpha" --beta "$beta" \
-                            >"$log" 2>&1; then
-                        pass "$tool $bin $vargs alpha $alpha beta $beta${1:+ padded}"
-                    else
-                        fail "$tool $bin $vargs alpha $alpha beta $beta: $(grep -m1 -E 'ERROR|Invalid|Race|error' "$log")"
-                    fi
+                    cmd=(timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" "${extra[@]}"
+                         --error-exitcode 99 "$bin" $RUN_ARGS "$@" "${vargs[@]}" --alpha "$alpha" --beta "$beta")
+                    printf '%q ' "${cmd[@]}" >"$job.cmd"
+                    echo "$tool $bin ${vargs[*]} alpha $alpha beta $beta${1:+ padded}" >"$job.label"
                 done
             done
         done
     done
+    SANITIZE_JOBS=${SANITIZE_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}
+    echo "  $n_jobs compute-sanitizer runs, $SANITIZE_JOBS at a time (SANITIZE_JOBS)"
+    for ((j = 1; j <= n_jobs; ++j)); do echo "$JOBS_DIR/$j"; done |
+        xargs -P "$SANITIZE_JOBS" -I{} bash -c 'bash {}.cmd >{}.log 2>&1; echo $? >{}.rc'
+    for ((j = 1; j <= n_jobs; ++j)); do
+        job=$JOBS_DIR/$j
+        if [ "$(cat "$job.rc" 2>/dev/null)" = 0 ]; then
+            pass "$(cat "$job.label")"
+        else
+            fail "$(cat "$job.label"): exit $(cat "$job.rc" 2>/dev/null): $(grep -m1 -E 'ERROR|Invalid|Race|error' "$job.log")"
+            cp "$job.log" "build/sanitize-failed-$j.log" 2>/dev/null
+        fi
+    done
+    rm -rf "$JOBS_DIR"
 fi
 
 echo
