@@ -22,6 +22,37 @@ report_not_run() {
 }
 not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
 
+# in_parallel JOBS FUNCTION ARG...: FUNCTION ARG for each ARG, JOBS at a time, each in a subshell with
+# counters of its own; then each one's output, in the order of the ARGs, and its counts added to these.
+# (For checks that share nothing but the GPU: the GPU steps' shape sets, where a run is mostly host work.)
+in_parallel() {
+    local jobs=$1 fn=$2 dir i=0 j p f r c text; shift 2
+    dir=$(mktemp -d)
+    for arg in "$@"; do
+        i=$((i + 1))
+        (
+            PASSED=0 FAILED=0 FAILURES="" FAIL_ROWS=0 NOT_RUN=()
+            "$fn" "$arg"
+            echo "$PASSED $FAILED" >"$dir/$i.count"
+            printf '%s' "$FAILURES" >"$dir/$i.failures"
+            for r in "${!NOT_RUN[@]}"; do printf '%s\t%s\n' "${NOT_RUN[$r]}" "$r"; done >"$dir/$i.not_run"
+        ) >"$dir/$i.out" 2>&1 &
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    done
+    wait
+    for ((j = 1; j <= i; ++j)); do
+        cat "$dir/$j.out"
+        if read -r p f <"$dir/$j.count" 2>/dev/null; then
+            PASSED=$((PASSED + p)) FAILED=$((FAILED + f))
+            text=$(cat "$dir/$j.failures"; echo .); FAILURES="$FAILURES${text%.}"
+            while IFS=$'\t' read -r c r; do not_run "$c" "$r"; done <"$dir/$j.not_run"
+        else
+            fail "$fn ${!j}: ended without its counts (killed?)"
+        fi
+    done
+    rm -rf "$dir"
+}
+
 # Step directories by kind: steps/NN_name with kernel.cu (GPU) or kernel.c (CPU); a kernel.c that
 # includes <mpi.h> is an MPI step (the Makefile's rule too), run under mpirun, not a CPU step.
 is_mpi_step() { grep -q '^.include <mpi.h>' "steps/$1/kernel.c" 2>/dev/null; }

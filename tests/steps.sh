@@ -38,9 +38,17 @@ DRY=""
 section "GPU steps over the shape set"
 DRY=$(gpu_missing) NOT_RUN_BEFORE=$(not_run_total)
 [ -z "$DRY" ] && nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | sed 's/^/  device: /'
-for step in $(gpu_steps); do
-    run_step "$(step_bin "$step")" "$SHAPES,$GPU_BIG_SHAPES" "$SHAPES"
-    run_variants "$(step_bin "$step")" "steps/$step/kernel.cu" "$SHAPES"
-done
+gpu_step_checks() { # STEP: its shape set, then its settings
+    run_step "$(step_bin "$1")" "$SHAPES,$GPU_BIG_SHAPES" "$SHAPES"
+    run_variants "$(step_bin "$1")" "steps/$1/kernel.cu" "$SHAPES"
+}
+if [ -z "$DRY" ]; then # several steps at a time: TEST_JOBS (default a quarter of the cores)
+    TEST_JOBS=${TEST_JOBS:-$(( $(nproc) / 4 > 1 ? $(nproc) / 4 : 1 ))}
+    echo "  $(gpu_steps | wc -l) steps, $TEST_JOBS at a time (TEST_JOBS)"
+    # shellcheck disable=SC2046
+    in_parallel "$TEST_JOBS" gpu_step_checks $(gpu_steps)
+else
+    for step in $(gpu_steps); do gpu_step_checks "$step"; done
+fi
 [ -n "$DRY" ] && echo "  GPU steps: $(( $(not_run_total) - NOT_RUN_BEFORE )) checks not run ($DRY)"
 DRY=""
