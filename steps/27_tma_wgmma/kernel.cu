@@ -26,8 +26,9 @@
  * 16-bit types allow; B is column-major, its K contiguous: "K-major", wgmma's natural B.
  *
  * Every shape: TMA zero-fills what lies outside the matrices (edge tiles, K not a multiple of 64), and
- * the epilogue writes only inside C. TMA needs 16-byte aligned columns (leading dimension a multiple of
- * 8, base 16-byte aligned); other matrices are first copied into aligned padded buffers
+ * the epilogue writes only inside C. TMA needs column strides that are multiples of 16 bytes (leading
+ * dimension a multiple of 8) and, swizzled, a 128-byte aligned base; other matrices are first copied into
+ * aligned padded buffers
  * (cudaMemcpy2DAsync, counted in the time).
  *
  * `--param stages=2..6` (4), `group=1|4|8|16` (8, step 25's block order).
@@ -63,7 +64,9 @@ enum {
     STAGE = A_STAGE + B_STAGE,               /* 32 KB */
     MIN_STAGES = 2, MAX_STAGES = 6, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8,
     ALIGN_SLACK = ATOM_BYTES,                /* dynamic shared memory is only 16-byte aligned: room to round up */
-    TMA_ALIGN = 16                           /* bytes: TMA's alignment of a base address and of a column stride */
+    TMA_ALIGN = 16,                          /* bytes: TMA's alignment of a column stride */
+    SWIZZLED_ALIGN = 128                     /* bytes: the alignment the programming guide asks of the global
+                                                base address of a tensor read with a swizzle */
 };
 static_assert(BK * ELEM == ROW_BYTES, "a slice of K is one swizzled row of B");
 static_assert(WG_M * ELEM == ROW_BYTES, "64 rows of A are one swizzled row of A");
@@ -95,7 +98,7 @@ __device__ __forceinline__ void pin(float d[ACC])
 }
 
 /** The consumer warpgroup's wgmmas for one slice in @p stage: 4 k-steps x 2 halves of 64 rows. */
-__device__ void multiply_slice(float acc[2][ACC], const unsigned char *stage, bool first_slice)
+__device__ __forceinline__ void multiply_slice(float acc[2][ACC], const unsigned char *stage, bool first_slice)
 {
     const unsigned char *a = stage, *b = stage + A_STAGE;
 #pragma unroll
@@ -117,7 +120,8 @@ __device__ void multiply_slice(float acc[2][ACC], const unsigned char *stage, bo
 }
 
 /** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
-__device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
+__device__ __forceinline__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta,
+                                       float v)
 {
     if (i < M && j < N) {
         __nv_bfloat16 *c = C + i + (size_t)j * ldc;
@@ -160,10 +164,14 @@ tma_wgmma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
                 if (s >= STAGES) /* the consumers are done with the stage's previous slice, s - STAGES */
                     bar_wait(&empty[st], (s / STAGES - 1) % 2);
                 unsigned char *a = ring + st * STAGE, *b = a + A_STAGE;
-                bar_arrive_expect(&full[st], STAGE);
-                tma_load_2d(a, &map_a, i0, s * BK, &full[st]);          /* A(i0.., k..), 64 x 64 */
-                tma_load_2d(a + A_BOX, &map_a, i0 + WG_M, s * BK, &full[st]); /* A(i0+64.., k..) */
-                tma_load_2d(b, &map_b, s * BK, j0, &full[st]);          /* B(k.., j0..), 64 x 128 */
+                /* A's second box only where it holds rows of A: a box wholly outside the matrix would only
+                 * bring zeros, for rows of C the epilogue never writes (its stale half is harmless) */
+                const bool second = i0 + WG_M < M;
+                bar_arrive_expect(&full[st], second ? STAGE : STAGE - A_BOX);
+                tma_load_2d(a, &map_a, i0, s * BK, &full[st]); /* A(i0.., k..), 64 x 64 */
+                if (second)
+                    tma_load_2d(a + A_BOX, &map_a, i0 + WG_M, s * BK, &full[st]); /* A(i0+64.., k..) */
+                tma_load_2d(b, &map_b, s * BK, j0, &full[st]); /* B(k.., j0..), 64 x 128 */
             }
         return;
     }
@@ -214,7 +222,7 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(void)
     return encode;
 }
 
-/** The tensor map of the rows x cols column-major BF16 matrix X (leading dimension ld, 16-byte aligned
+/** The tensor map of the rows x cols column-major BF16 matrix X (leading dimension ld, a multiple of 8,
  *  columns), read in boxes of box_rows x box_cols, swizzled by 128 bytes, zeros outside. */
 static CUtensorMap tensor_map(const void *X, int rows, int cols, int ld, int box_rows, int box_cols)
 {
@@ -244,15 +252,17 @@ static void free_padded(void)
 }
 
 /**
- * @p X itself if TMA can read it (base and columns 16-byte aligned); else a copy with the leading
- * dimension rounded up to a multiple of 8, made on the default stream (so timed with the kernel), in
- * buffer @p slot. @p ld becomes the copy's leading dimension.
+ * @p X itself if TMA can read it swizzled (base 128-byte aligned, as the programming guide asks of a
+ * swizzled tensor; columns 16 bytes apart times a whole number: leading dimension a multiple of 8);
+ * else a copy with the leading dimension rounded up to a multiple of 8, made on the default stream (so
+ * timed with the kernel), in buffer @p slot. @p ld becomes the copy's leading dimension.
  */
 static const bf16_bits *tma_readable(const bf16_bits *X, int rows, int cols, int *ld, int slot)
 {
-    if ((uintptr_t)X % TMA_ALIGN == 0 && (*ld * ELEM) % TMA_ALIGN == 0)
+    if ((uintptr_t)X % SWIZZLED_ALIGN == 0 && (*ld * ELEM) % TMA_ALIGN == 0)
         return X;
-    const int ldp = (rows + TMA_ALIGN / ELEM - 1) / (TMA_ALIGN / ELEM) * (TMA_ALIGN / ELEM);
+    const int per = TMA_ALIGN / ELEM; /* elements per 16 bytes */
+    const int ldp = (rows + per - 1) / per * per; /* (cudaMalloc's base is 256-byte aligned) */
     const size_t bytes = (size_t)ldp * cols * ELEM;
     if (bytes > padded[slot].bytes) {
         static int registered = 0;
