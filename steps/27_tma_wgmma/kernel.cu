@@ -222,8 +222,8 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(void)
     return encode;
 }
 
-/** The tensor map of the rows x cols column-major BF16 matrix X (leading dimension ld, a multiple of 8,
- *  columns), read in boxes of box_rows x box_cols, swizzled by 128 bytes, zeros outside. */
+/** The tensor map of the rows x cols column-major BF16 matrix X (leading dimension ld, a multiple of 8),
+ *  read in boxes of box_rows x box_cols, swizzled by 128 bytes, zeros outside. */
 static CUtensorMap tensor_map(const void *X, int rows, int cols, int ld, int box_rows, int box_cols)
 {
     CUtensorMap map;
