@@ -248,7 +248,7 @@ $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/e
 # Hopper's steps (27 on): wgmma and setmaxnreg exist only in sm_90a code, which runs on sm_90 alone; these
 # objects get their own -gencode, whatever ARCH is (the steps exit 4 on any other GPU).
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
-$(OBJ)/steps/27_tma_wgmma/%.o: GENCODE = $(HOPPER_GENCODE)
+$(OBJ)/steps/27_tma_wgmma/%.o $(OBJ)/steps/28_persistent/%.o: GENCODE = $(HOPPER_GENCODE)
 # Step 26's probe: can racecheck follow a hand-off through mbarriers (make sanitize asks it)?
 $(BUILD)/racecheck_probe: $(OBJ)/steps/26_shift_sync/racecheck_probe.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)

@@ -1,0 +1,565 @@
+/**
+ * @file
+ * @brief Step 28 (Hopper, sm_90a): a persistent, warp-specialized kernel. Step 27's TMA ring and wgmma, with
+ * one block per SM walking the tiles, two consumer warpgroups on a 128 x 256 tile, and the producer's
+ * registers handed to the consumers (setmaxnreg).
+ *
+ * What changes from step 27, each behind a setting so that the lesson can switch it off:
+ *
+ *  - Persistence (`persistent=1`): the grid is the GPU's SM count (asked, not assumed), and block b takes
+ *    tiles b, b + grid, b + 2 grid, ... in the grouped order. The ring and its barriers carry on from one
+ *    tile to the next (the slice counter runs across tiles, so the phases stay right): while the
+ *    consumers write one tile of C, the producer already fills the ring with the next tile's slices.
+ *    `persistent=0`: one block per tile, as in step 27.
+ *  - Two consumer warpgroups (`consumers=2`): warpgroup 0 produces, warpgroups 1 and 2 each own 64 rows of
+ *    a 128 x 256 tile (wgmma m64n256k16, 128 accumulators per thread). Per byte of shared memory read,
+ *    the tensor cores do a third more work than on step 27's 128 x 128 tile, and while one warpgroup
+ *    waits on its wgmmas the other issues. `consumers=1`: one warpgroup on 128 x 128 (step 27's tile).
+ *  - Register reallocation (`setmaxnreg=1`): a block of 384 threads may hold 168 registers per thread;
+ *    the producer warpgroup gives its registers up (down to 40) and the consumers take them (up to 232),
+ *    128 x 40 + 256 x 232 = 64 512 of the SM's 65 536. (With one consumer, 256 threads may hold 255
+ *    registers each already: the setting changes nothing there.)
+ *  - Tile order (`group=1|4|8|16`): step 25's grouped rows of tiles, now walked by the persistent blocks.
+ *
+ * Not (yet) here, though the issue asks for them: clusters of 2 sharing a tile through TMA multicast, and
+ * an epilogue through shared memory (stmatrix and a TMA store). The epilogue writes C from registers,
+ * masked at the edges, as in step 27.
+ *
+ * Every shape: TMA's zero fill at the edges, the masked epilogue, and step 27's padded copies for leading
+ * dimensions TMA cannot address (counted in the time).
+ *
+ * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
+ * `group=1|4|8|16` (8).
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda.h>         /* CUtensorMap and its enums (the type only: no libcuda at link time) */
+#include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
+#include <cuda_bf16.h>
+
+#include "cli.h" /* the exit codes */
+#include "error.h"
+#include "gpu.h"
+#include "hopper.h"
+#include "step.h"
+
+enum {
+    WARP = 32,
+    WARPGROUP = 4 * WARP,                    /* the threads of one wgmma */
+    BM = 128, BK = 64,                       /* block tile rows, and K per slice; BN = 128 x consumers */
+    WG_M = 64, WG_K = 16,                    /* one wgmma: 64 rows of C, 16 of K */
+    ACC = 128,                               /* accumulators per consumer thread, with either tile */
+    ELEM = 2,                                /* bytes per bfloat16 */
+    ROW_BYTES = 128,                         /* a swizzled row: the 128-byte swizzle's width */
+    ATOM_BYTES = 8 * ROW_BYTES,              /* 8 swizzled rows: the pattern repeats every 1 KB */
+    A_BOX = WG_M * BK * ELEM,                /* one TMA box of A: 64 (M) x 64 (K), 8 KB */
+    A_STAGE = BM * BK * ELEM,                /* A's part of a stage: two boxes, 16 KB */
+    MIN_STAGES = 2, MAX_STAGES = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8,
+    PRODUCER_REGS = 40, CONSUMER_REGS = 232, /* setmaxnreg's counts (multiples of 8, 24..256) */
+    STAGING = 16 * 1024,                     /* bytes of shared memory per consumer for the staged epilogue */
+    CHUNK = 16,                              /* bytes: one vector store of the staged epilogue (8 BF16) */
+    ALIGN_SLACK = ATOM_BYTES,                /* dynamic shared memory is only 16-byte aligned: room to round up */
+    TMA_ALIGN = 16,                          /* bytes: TMA's alignment of a column stride */
+    SWIZZLED_ALIGN = 128                     /* bytes: the alignment the programming guide asks of the global
+                                                base address of a tensor read with a swizzle */
+};
+static_assert(BK * ELEM == ROW_BYTES, "a slice of K is one swizzled row of B");
+static_assert(WG_M * ELEM == ROW_BYTES, "64 rows of A are one swizzled row of A");
+static_assert(WARPGROUP * PRODUCER_REGS + 2 * WARPGROUP * CONSUMER_REGS <= 65536,
+              "the reallocated registers fit the SM's register file");
+
+/** The tile shape of a kernel with @p CONSUMERS consumer warpgroups. */
+template <int CONSUMERS> struct tiling {
+    static constexpr int BN = 128 * CONSUMERS;                  /**< block tile columns */
+    static constexpr int THREADS = (1 + CONSUMERS) * WARPGROUP; /**< the producer warpgroup, then the consumers */
+    static constexpr int B_STAGE = BN * BK * ELEM;              /**< B's part of a stage: BN rows of 64 (K) */
+    static constexpr int STAGE = A_STAGE + B_STAGE;             /**< 32 KB (one consumer), 48 KB (two) */
+    /** wgmmas per consumer per k-step: one 64-row half each (two), both halves (one) */
+    static constexpr int HALVES = 2 / CONSUMERS;
+    static constexpr int WG_N = BN;                             /**< a wgmma's columns: 128 (one), 256 (two) */
+    static_assert(HALVES * WG_M * WG_N / WARPGROUP == ACC, "128 accumulators per consumer thread");
+    /* the staged epilogue: a consumer's ROWS x BN part of C goes out in PASSES passes of PASS_COLS columns,
+     * each through STAGING bytes of shared memory, column-major: a column is ROWS * ELEM bytes (128 or 256) */
+    static constexpr int ROWS = BM / CONSUMERS;                    /**< rows of C per consumer: 64 or 128 */
+    static constexpr int PASS_COLS = STAGING / (ROWS * ELEM);      /**< 128 or 64 */
+    static constexpr int PASSES = BN / PASS_COLS;                  /**< 2 */
+    static constexpr int CHUNKS = ROWS * ELEM / CHUNK;             /**< 16-byte chunks per column: 8 or 16 */
+};
+
+static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
+static int staged = 1;                                        /* --param epilogue= */
+static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
+
+/** Tiles of size t along n elements (the last one partial). */
+__device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
+
+/** Tile @p index of C, (tm, tn): the indices walk down GROUP rows of tiles, then on to the next column
+ *  (step 25's order). */
+__device__ void tile_of(int index, int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
+{
+    int per_group = group_rows * tiles_n;
+    int g = index / per_group, in = index % per_group;
+    int first = g * group_rows;
+    int rows = min(tiles_m - first, group_rows);
+    *tm = first + in % rows;
+    *tn = in / rows;
+}
+
+/** Keeps the compiler from moving reads or writes of @p d across this point (the wgmmas change the
+ *  registers behind its back until a wgmma_wait says they are done). */
+__device__ __forceinline__ void pin(float d[ACC])
+{
+#pragma unroll
+    for (int i = 0; i < ACC; ++i)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/** One consumer warpgroup's wgmmas for one slice in @p stage: 4 k-steps; with two consumers, consumer
+ *  @p c's 64 rows by all 256 columns; with one, both 64-row halves by 128 columns. */
+template <int CONSUMERS>
+__device__ __forceinline__ void multiply_slice(float acc[ACC], const unsigned char *stage, int c, bool first_slice)
+{
+    using T = tiling<CONSUMERS>;
+    const unsigned char *a = stage, *b = stage + A_STAGE;
+#pragma unroll
+    for (int kk = 0; kk < BK / WG_K; ++kk) {
+        /* B: K-major, BN rows (n) of 128 bytes (k), as in step 27 */
+        const uint64_t db = smem_desc(b + kk * WG_K * ELEM, 16, ATOM_BYTES);
+#pragma unroll
+        for (int h = 0; h < T::HALVES; ++h) {
+            /* A: M-major, one 64 x 64 box per 64 rows, as in step 27: consumer c's box, or half h's */
+            const unsigned char *box = a + (CONSUMERS == 2 ? c : h) * A_BOX;
+            const uint64_t da = smem_desc(box + kk * WG_K * ROW_BYTES, A_BOX, ATOM_BYTES);
+            if constexpr (CONSUMERS == 2)
+                wgmma_m64n256k16(acc, da, db, !(first_slice && kk == 0));
+            else
+                wgmma_m64n128k16(acc + h * (ACC / 2), da, db, !(first_slice && kk == 0));
+        }
+    }
+}
+
+/** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
+__device__ __forceinline__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta,
+                                       float v)
+{
+    if (i < M && j < N) {
+        __nv_bfloat16 *c = C + i + (size_t)j * ldc;
+        float r = alpha * v;
+        if (beta != 0.0f)
+            r += beta * __bfloat162float(*c);
+        *c = __float2bfloat16_rn(r);
+    }
+}
+
+/** bar.sync on named barrier @p id (1..15; 0 is __syncthreads') for the @p count threads that use it. */
+__device__ __forceinline__ void named_barrier(int id, int count)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+/** The byte offset of element (row, col) in a consumer's staging buffer: column-major, ROWS * ELEM bytes a
+ *  column, the 16-byte chunks of column col permuted by XOR with col % 8. The epilogue's writes (4 columns
+ *  2t, 2t + 1 apart per instruction, 8 rows) then fall in different banks, and its 16-byte reads of a
+ *  column's chunks, 8 lanes a column, cover all 32 banks. */
+template <int ROWS> __device__ __forceinline__ int staged_offset(int row, int col)
+{
+    return col * ROWS * ELEM + ((row * ELEM / CHUNK) ^ (col % 8)) * CHUNK + row * ELEM % CHUNK;
+}
+
+/** The staged epilogue's first half of a pass: the thread's finished values (alpha * acc + beta * C, in
+ *  BF16) of columns [P * PASS_COLS, (P + 1) * PASS_COLS) of the consumer's part, into the staging buffer.
+ *  (P is a template argument so that every accumulator index is a constant: an index the compiler
+ *  cannot resolve would move all 128 accumulators to local memory.) */
+template <int CONSUMERS, int P>
+__device__ __forceinline__ void stage_pass(const float acc[ACC], unsigned char *staging, int M, int N, float alpha,
+                                           float beta, const __nv_bfloat16 *C, int ldc, int i0, int j0)
+{
+    using T = tiling<CONSUMERS>;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h)
+#pragma unroll
+        for (int j = P * T::PASS_COLS / 8; j < (P + 1) * T::PASS_COLS / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                /* this accumulator's row and column inside the consumer's part (as in the direct epilogue) */
+                const int row = h * WG_M + 16 * warp + g + 8 * (e / 2), col = 8 * j + 2 * t + e % 2;
+                float r = alpha * acc[h * (ACC / 2) + 4 * j + e];
+                if (beta != 0.0f && i0 + row < M && j0 + col < N)
+                    r += beta * __bfloat162float(C[i0 + row + (size_t)(j0 + col) * ldc]);
+                *reinterpret_cast<__nv_bfloat16 *>(staging + staged_offset<T::ROWS>(row, col - P * T::PASS_COLS)) =
+                    __float2bfloat16_rn(r);
+            }
+}
+
+/** The staged epilogue's second half of pass @p p: each thread copies 16-byte chunks of the staging buffer,
+ *  8 lanes per column of C, to global memory: coalesced, and an eighth of the store instructions of the
+ *  direct epilogue. Chunks that cross the edge of C, or where C's columns are not 16-byte aligned, go
+ *  element by element. */
+template <int CONSUMERS>
+__device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, int M, int N, __nv_bfloat16 *C, int ldc,
+                                          int i0, int j0)
+{
+    using T = tiling<CONSUMERS>;
+    const bool vectors = (uintptr_t)C % CHUNK == 0 && ldc * ELEM % CHUNK == 0; /* every column 16-byte aligned */
+    for (int q = threadIdx.x % WARPGROUP; q < T::PASS_COLS * T::CHUNKS; q += WARPGROUP) {
+        const int col = q / T::CHUNKS, row = q % T::CHUNKS * (CHUNK / ELEM); /* chunk q: 8 rows of a column */
+        const int i = i0 + row, j = j0 + p * T::PASS_COLS + col;
+        const unsigned char *src = staging + staged_offset<T::ROWS>(row, col);
+        if (j < N) {
+            __nv_bfloat16 *dst = C + i + (size_t)j * ldc;
+            if (vectors && i + CHUNK / ELEM <= M)
+                *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+            else
+                for (int e = 0; e < CHUNK / ELEM && i + e < M; ++e)
+                    dst[e] = reinterpret_cast<const __nv_bfloat16 *>(src)[e];
+        }
+    }
+}
+
+/** The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0), in two passes
+ *  through its staging buffer (named barrier 1 + c: the consumer's 128 threads only). */
+template <int CONSUMERS>
+__device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, int c, int M, int N,
+                                                float alpha, float beta, __nv_bfloat16 *C, int ldc, int i0, int j0)
+{
+    static_assert(tiling<CONSUMERS>::PASSES == 2, "two passes, written out below");
+    stage_pass<CONSUMERS, 0>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+    named_barrier(1 + c, WARPGROUP); /* the pass is in the buffer */
+    copy_pass<CONSUMERS>(staging, 0, M, N, C, ldc, i0, j0);
+    named_barrier(1 + c, WARPGROUP); /* the buffer may be written again */
+    stage_pass<CONSUMERS, 1>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+    named_barrier(1 + c, WARPGROUP);
+    copy_pass<CONSUMERS>(staging, 1, M, N, C, ldc, i0, j0);
+    named_barrier(1 + c, WARPGROUP);
+}
+
+/**
+ * The producer: one thread issues every slice of every tile of this block into the ring. @p it counts
+ * slices across tiles: slice it goes to stage it % STAGES, whose previous use (slice it - STAGES) the
+ * consumers must have released, in phase (it / STAGES - 1) % 2 of its empty barrier.
+ */
+template <int STAGES, int CONSUMERS>
+__device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int M, int N, int K, int group_rows,
+                        unsigned char *ring, uint64_t *full, uint64_t *empty)
+{
+    using T = tiling<CONSUMERS>;
+    const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
+    int it = 0;
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int tm, tn;
+        tile_of(tile, tiles_m, tiles_n, group_rows, &tm, &tn);
+        const int i0 = tm * BM, j0 = tn * T::BN;
+        /* A's second box only where it holds rows of A (as in step 27) */
+        const bool second = i0 + WG_M < M;
+        for (int s = 0; s < slices; ++s, ++it) {
+            const int st = it % STAGES;
+            if (it >= STAGES)
+                bar_wait(&empty[st], (it / STAGES - 1) % 2);
+            unsigned char *a = ring + st * T::STAGE, *b = a + A_STAGE;
+            bar_arrive_expect(&full[st], second ? T::STAGE : T::STAGE - A_BOX);
+            tma_load_2d(a, map_a, i0, s * BK, &full[st]); /* A(i0.., k..), 64 x 64 */
+            if (second)
+                tma_load_2d(a + A_BOX, map_a, i0 + WG_M, s * BK, &full[st]); /* A(i0+64.., k..) */
+            tma_load_2d(b, map_b, s * BK, j0, &full[st]); /* B(k.., j0..), 64 x BN */
+        }
+    }
+}
+
+/**
+ * Consumer @p c (0 or 1): for each tile of this block, the slices' wgmmas (each slice's committed as a
+ * group; the slice before released once its group is done), then the tile's epilogue. The ring is
+ * released slice by slice, so the producer refills it with the next tile's slices during the epilogue.
+ */
+template <int STAGES, int CONSUMERS, bool STAGED>
+__device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
+                        const unsigned char *ring, unsigned char *staging, uint64_t *full, uint64_t *empty, int c)
+{
+    using T = tiling<CONSUMERS>;
+    const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
+    const int g = lane / 4, t = lane % 4;
+    float acc[ACC];
+    int it = 0;
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int tm, tn;
+        tile_of(tile, tiles_m, tiles_n, group_rows, &tm, &tn);
+        for (int s = 0; s < slices; ++s, ++it) {
+            const int st = it % STAGES;
+            bar_wait(&full[st], (it / STAGES) % 2);
+            pin(acc);
+            wgmma_fence();
+            multiply_slice<CONSUMERS>(acc, ring + st * T::STAGE, c, s == 0);
+            wgmma_commit();
+            wgmma_wait<1>(); /* the slice before is done: its stage can be refilled */
+            pin(acc);
+            if (s > 0)
+                bar_arrive(&empty[(it - 1) % STAGES]);
+        }
+        wgmma_wait<0>();
+        pin(acc);
+        bar_arrive(&empty[(it - 1) % STAGES]); /* the tile's last slice */
+
+        /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
+        const int i0 = tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = tn * T::BN;
+        if constexpr (STAGED) {
+            staged_epilogue<CONSUMERS>(acc, staging, c, M, N, alpha, beta, C, ldc, i0, j0);
+        } else {
+#pragma unroll
+            for (int h = 0; h < T::HALVES; ++h)
+#pragma unroll
+                for (int j = 0; j < T::WG_N / 8; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        update(C, ldc, M, N, i0 + h * WG_M + 16 * warp + g + 8 * (e / 2), j0 + 8 * j + 2 * t + e % 2,
+                               alpha, beta, acc[h * (ACC / 2) + 4 * j + e]);
+        }
+    }
+}
+
+/** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
+ *  same code: the grid decides how many tiles each block walks. */
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
+__global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
+persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
+                int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows)
+{
+    extern __shared__ unsigned char raw[];
+    /* the ring, rounded up to the 1 KB the swizzle pattern repeats on (descriptors assume it) */
+    unsigned char *ring = raw + ((ATOM_BYTES - smem_addr(raw) % ATOM_BYTES) % ATOM_BYTES);
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+
+    if (threadIdx.x == 0) {
+        for (int st = 0; st < STAGES; ++st) {
+            bar_init(&full[st], 1);                      /* the producer's arrive.expect_tx (and the bytes) */
+            bar_init(&empty[st], CONSUMERS * WARPGROUP); /* every consumer thread */
+        }
+        bar_init_fence();
+    }
+    __syncthreads();
+
+    const int wg = threadIdx.x / WARPGROUP;
+    if (wg == 0) {
+        if constexpr (REALLOC)
+            setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0)
+            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, ring, full, empty);
+    } else {
+        if constexpr (REALLOC)
+            setmaxnreg_inc<CONSUMER_REGS>();
+        /* (the staging buffers follow the ring, one per consumer) */
+        unsigned char *staging = ring + STAGES * tiling<CONSUMERS>::STAGE + (wg - 1) * STAGING;
+        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, ring, staging, full, empty,
+                                           wg - 1);
+    }
+}
+
+/* ---- the host side ---- */
+
+/** The driver's tensor-map encoder, found through the runtime (no -lcuda needed). */
+static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(void)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    if (encode == NULL) {
+        void *fn = NULL;
+        cudaDriverEntryPointQueryResult found;
+        cuda_check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found),
+                   "looking up cuTensorMapEncodeTiled");
+        if (found != cudaDriverEntryPointSuccess || fn == NULL)
+            die(EXIT_RUNTIME, "this driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
+        encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    }
+    return encode;
+}
+
+/** The tensor map of the rows x cols column-major BF16 matrix X (leading dimension ld, a multiple of 8),
+ *  read in boxes of box_rows x box_cols, swizzled by 128 bytes, zeros outside. */
+static CUtensorMap tensor_map(const void *X, int rows, int cols, int ld, int box_rows, int box_cols)
+{
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {(cuuint64_t)rows, (cuuint64_t)cols}; /* the contiguous dimension first */
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * ELEM};          /* bytes from one column to the next */
+    const cuuint32_t box[2] = {(cuuint32_t)box_rows, (cuuint32_t)box_cols}, unit[2] = {1, 1};
+    CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)X, dims, strides, box,
+                                      unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        die(EXIT_RUNTIME, "cuTensorMapEncodeTiled failed (CUresult %d) for a %d x %d matrix, ld %d", (int)r, rows,
+            cols, ld);
+    return map;
+}
+
+/** Device buffers for the aligned copies, kept between calls and grown when needed. */
+static struct {
+    void *p;
+    size_t bytes;
+} padded[2];
+
+static void free_padded(void)
+{
+    for (int i = 0; i < 2; ++i)
+        cudaFree(padded[i].p); /* at exit: nothing left to report to */
+}
+
+/**
+ * @p X itself if TMA can read it swizzled (base 128-byte aligned, as the programming guide asks of a
+ * swizzled tensor; columns 16 bytes apart times a whole number: leading dimension a multiple of 8);
+ * else a copy with the leading dimension rounded up to a multiple of 8, made on the default stream (so
+ * timed with the kernel), in buffer @p slot. @p ld becomes the copy's leading dimension.
+ */
+static const bf16_bits *tma_readable(const bf16_bits *X, int rows, int cols, int *ld, int slot)
+{
+    if ((uintptr_t)X % SWIZZLED_ALIGN == 0 && (*ld * ELEM) % TMA_ALIGN == 0)
+        return X;
+    const int per = TMA_ALIGN / ELEM; /* elements per 16 bytes */
+    const int ldp = (rows + per - 1) / per * per; /* (cudaMalloc's base is 256-byte aligned) */
+    const size_t bytes = (size_t)ldp * cols * ELEM;
+    if (bytes > padded[slot].bytes) {
+        static int registered = 0;
+        if (!registered && atexit(free_padded) == 0)
+            registered = 1;
+        cuda_check(cudaFree(padded[slot].p), "cudaFree (padded copy)");
+        cuda_check(cudaMalloc(&padded[slot].p, bytes), "cudaMalloc (padded copy for TMA)");
+        padded[slot].bytes = bytes;
+    }
+    cuda_check(cudaMemcpy2DAsync(padded[slot].p, (size_t)ldp * ELEM, X, (size_t)*ld * ELEM, (size_t)rows * ELEM,
+                                 cols, cudaMemcpyDeviceToDevice),
+               "copying a matrix into an aligned buffer for TMA");
+    *ld = ldp;
+    return (const bf16_bits *)padded[slot].p;
+}
+
+/** Exits 4 with one line unless the GPU is an sm_90 (the only one sm_90a code runs on). */
+static void require_sm90(void)
+{
+    static int checked = 0;
+    if (checked)
+        return;
+    int device = 0, major = 0, minor = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+    cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "reading the GPU's version");
+    cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "reading the GPU's version");
+    if (major != 9 || minor != 0)
+        step_cannot_run("this step is built for sm_90a (Hopper's wgmma and TMA); this GPU is sm_%d%d", major,
+                        minor);
+    checked = 1;
+}
+
+/** The SMs of the current GPU (asked once): a persistent grid's size. */
+static int sm_count(void)
+{
+    static int sms = 0;
+    if (sms == 0) {
+        int device = 0;
+        cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+    }
+    return sms;
+}
+
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
+static void launch_kernel(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                          float beta, bf16_bits *C, int ldc)
+{
+    using T = tiling<CONSUMERS>;
+    static int opted_in = 0;
+    const int bytes = STAGES * T::STAGE + (STAGED ? CONSUMERS * STAGING : 0) + ALIGN_SLACK;
+    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED>;
+    if (!opted_in) {
+        int device = 0, limit = 0;
+        cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+        cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                   "reading the shared-memory limit");
+        if (bytes > limit)
+            step_cannot_run("stages=%d with epilogue=%d needs %d KB of shared memory per block; this GPU allows "
+                            "%d KB", STAGES, (int)STAGED, bytes / 1024, limit / 1024);
+        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                   "opting in to the ring's shared memory");
+        opted_in = 1;
+    }
+    const int tiles = ceil_div(M, BM) * ceil_div(N, T::BN);
+    const int blocks = persistent ? (tiles < sm_count() ? tiles : sm_count()) : tiles;
+    kernel<<<blocks, T::THREADS, bytes>>>(map_a, map_b, M, N, K, alpha, beta, reinterpret_cast<__nv_bfloat16 *>(C),
+                                          ldc, group);
+}
+
+/** The kernel of the settings: stages x consumers x setmaxnreg x epilogue. */
+template <int STAGES, bool STAGED>
+static void launch_staged(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                          float beta, bf16_bits *C, int ldc)
+{
+    if (consumers == 1) /* 256 threads may hold 255 registers each: nothing to reallocate */
+        launch_kernel<STAGES, 1, false, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+    else if (realloc_regs)
+        launch_kernel<STAGES, 2, true, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+    else
+        launch_kernel<STAGES, 2, false, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+}
+
+template <int STAGES>
+static void launch_stages(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                          float beta, bf16_bits *C, int ldc)
+{
+    if (staged)
+        launch_staged<STAGES, true>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+    else
+        launch_staged<STAGES, false>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+}
+
+static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
+                   float beta, bf16_bits *C, int ldc)
+{
+    require_sm90();
+    A = tma_readable(A, M, K, &lda, 0);
+    B = tma_readable(B, K, N, &ldb, 1);
+    const int bn = 128 * consumers;
+    const CUtensorMap map_a = tensor_map(A, M, K, lda, WG_M, BK); /* boxes of 64 (m) x 64 (k) */
+    const CUtensorMap map_b = tensor_map(B, K, N, ldb, BK, bn);   /* boxes of 64 (k) x BN (n) */
+    switch (stages) {
+    case 2: launch_stages<2>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break;
+    case 3: launch_stages<3>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break;
+    default: launch_stages<4>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break; /* (configure allows 2..4) */
+    }
+}
+
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1. */
+static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
+{
+    const char *bad = NULL;
+    for (int t = 0; t < nparams && bad == NULL; ++t)
+        if (!step_param_int(params[t], "persistent", 0, 1, &persistent, &bad) &&
+            !step_param_int(params[t], "consumers", 1, 2, &consumers, &bad) &&
+            !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
+            !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
+            !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
+            !step_param_int(params[t], "epilogue", 0, 1, &staged, &bad))
+            bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
+                  "group=1|4|8|16, epilogue=0|1";
+    if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
+        bad = "--param group takes 1, 4, 8 or 16";
+    if (bad != NULL)
+        return bad;
+    const int stage = BM * BK * ELEM + 128 * consumers * BK * ELEM;
+    const int bytes = stages * stage + (staged ? consumers * STAGING : 0) + ALIGN_SLACK;
+    snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d epilogue=%d (%s; %d KB of "
+             "shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, staged,
+             staged ? "staged through shared memory" : "direct from registers", bytes / 1024, BM, 128 * consumers,
+             BK);
+    return NULL;
+}
+
+const struct step STEP = {
+    .number = 28,
+    .name = "persistent",
+    .summary = "Hopper: a persistent warp-specialized kernel, two consumer warpgroups, registers reallocated",
+    .precision = PRECISION_BF16,
+    .target = TARGET_GPU,
+    .max_size = 0,
+    .min_cc = 90,
+    .sgemm = NULL,
+    .dgemm = NULL,
+    .configure = configure,
+    .bgemm = launch,
+};

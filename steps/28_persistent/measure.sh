@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Lesson 28's measurements, on a machine with an sm_90 GPU (about 3 minutes on the H200):
+#
+#   steps/28_persistent/measure.sh [DIR]      (default plots/data/h200; make step28 first)
+#
+# writes into DIR:
+#   step28.csv           the step's default sweep, as run_all.sh runs it (checked)
+#   step28_ablation.csv  each ingredient switched off in turn from the default (epilogue, persistent,
+#                        consumers, setmaxnreg, group), the stages, and all of epilogue, persistence and
+#                        setmaxnreg off together, at 4096^3 and 8192^3, beside cuBLAS BF16
+#   step28_shapes.csv    the issue's other shapes: 6144^3, 8192x1024x4096, 1024x8192x4096, 4096x4096x256,
+#                        and 4095^3 (padded copies of A and B, timed)
+#   step28_meta.txt      date, GPU, command
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 2
+DIR=${1:-plots/data/h200}
+mkdir -p "$DIR"
+[ -x build/step28 ] || { echo "measure: build first: make step28" >&2; exit 2; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+status=0
+{ echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+  echo "command=steps/28_persistent/measure.sh $*"; } >"$DIR/step28_meta.txt"
+
+# rates SIZES ARGS...: "m,n,k,gflops,baseline_gflops,ratio" per size, unchecked (the tests check).
+rates() {
+    local sizes=$1; shift
+    rm -f "$TMP/r.csv"
+    build/step28 --sizes "$sizes" --reps 10 --warmup 2 --no-check --quiet --csv "$TMP/r.csv" "$@" >/dev/null ||
+        return 1
+    awk -F, 'NR > 1 { print $5 "," $6 "," $7 "," $10 "," $11 "," $12 }' "$TMP/r.csv"
+}
+
+echo "== the default sweep"
+rm -f "$DIR/step28.csv"
+build/step28 --csv "$DIR/step28.csv" | tail -n 12 || status=1
+
+echo "== ablation: one setting changed from the default"
+echo "setting,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step28_ablation.csv"
+for setting in default epilogue=0 persistent=0 consumers=1 "consumers=1 persistent=0" setmaxnreg=0 group=1 group=4 \
+    group=16 stages=2 stages=3 "epilogue=0 persistent=0 setmaxnreg=0"; do
+    args=()
+    for p in $setting; do [ "$p" = default ] || args+=(--param "$p"); done
+    rates 4096,8192 "${args[@]}" | sed "s/^/$setting,/" >>"$DIR/step28_ablation.csv" || status=1
+done
+cat "$DIR/step28_ablation.csv"
+
+echo "== other shapes (default settings)"
+echo "m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step28_shapes.csv"
+rates 6144,8192x1024x4096,1024x8192x4096,4096x4096x256,4095 >>"$DIR/step28_shapes.csv" || status=1
+cat "$DIR/step28_shapes.csv"
+exit $status
