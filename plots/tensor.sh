@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lessons 24-26's charts, from steps/24_wmma/measure.sh's data (plots/render.sh calls it where it is):
+# Lessons 24-28's charts, from steps/24_wmma/measure.sh's and steps/28_persistent/measure.sh's data
+# (plots/render.sh calls it where they are):
 #
 #   plots/tensor.sh DATA OUT
 #
@@ -10,6 +11,8 @@
 #                 fragment path, at 8192^3, with cuBLAS BF16 of the same runs
 #   tc_sync       step 26 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
 #                 and producer count, beside step 25 at the same tile, at 8192^3
+#   tc_ablation   step 28 with each ingredient switched off in turn (step28_ablation.csv): the rate as a
+#                 fraction of cuBLAS BF16 in the same run, at 4096^3 and 8192^3
 set -u
 DATA=${1:?usage: plots/tensor.sh DATA OUT} OUT=${2:?usage: plots/tensor.sh DATA OUT}
 command -v gnuplot >/dev/null 2>&1 || exit 0
@@ -90,5 +93,21 @@ if [ -s "$DATA/step26_sync.csv" ]; then
         echo "plot $(cat "$TMP/sy.gp.plot")"
     } >"$TMP/sy.gp"
     render tc_sync "$TMP/sy.gp" 560 || status=1
+fi
+if [ -s "$DATA/step28_ablation.csv" ]; then
+    # setting,m,n,k,gflops,cublas_gflops,ratio: one row per setting, the ratios at 4096^3 and 8192^3
+    awk -F, 'NR > 1 { if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } r[$1, $2] = $7 }
+        END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/ /, "\\n", s)
+              printf "\"%s\" %s %s\n", s, r[order[i], 4096], r[order[i], 8192] } }' \
+        "$DATA/step28_ablation.csv" >"$TMP/ab.dat"
+    d28=$(sed -n 's/^date=//p' "$DATA/step28_meta.txt" 2>/dev/null)
+    {
+        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue), as a fraction of cuBLAS BF16 in the same run\\n$DEVICE${d28:+, data of $d28}\""
+        echo "set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1"
+        echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [0.6:1.05]; set grid ytics; set key top right"
+        echo "set xtics rotate by -35 font ',9'; set bmargin 7"
+        echo "plot '$TMP/ab.dat' using 2:xtic(1) title '4096^3', '' using 3 title '8192^3', 1 with lines lc rgb '#cc3311' lw 2 title 'cuBLAS'"
+    } >"$TMP/ab.gp"
+    render tc_ablation "$TMP/ab.gp" 560 || status=1
 fi
 exit $status

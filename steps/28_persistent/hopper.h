@@ -2,7 +2,8 @@
  * @file
  * @brief Hopper's (sm_90a) instructions for step 28, each in a small typed helper: step 27's (the tensor
  * memory accelerator's tile copy, mbarriers with transaction counts, warpgroup MMA from shared memory),
- * and new here: the 64 x 256 warpgroup MMA and register reallocation between warpgroups (setmaxnreg).
+ * and new here: the 64 x 256 warpgroup MMA, register reallocation between warpgroups (setmaxnreg), and the
+ * TMA store with its proxy fence and bulk-group waits.
  *
  * Compiled only for sm_90a (the Makefile gives this step its own -gencode): wgmma and setmaxnreg exist
  * on no other architecture, not even later ones.
@@ -195,6 +196,45 @@ template <int REGS> static __device__ __forceinline__ void setmaxnreg_dec()
 template <int REGS> static __device__ __forceinline__ void setmaxnreg_inc()
 {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+/* ---- the TMA store (the epilogue) ---- */
+
+/** Makes this thread's ordinary writes to shared memory visible to the asynchronous proxy, so that a TMA
+ *  store issued after a barrier reads them (generic and async proxies are not ordered otherwise). */
+static __device__ __forceinline__ void fence_async_shared()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/** One 2-D tile, shared to global, by the TMA unit: @p src (laid out as the map's box and swizzle) goes to
+ *  the box of @p map at (@p c0, @p c1); elements outside the tensor are not written (this step uses it only
+ *  where a column of C holds whole 16-byte pieces: see epilogue_mode). Asynchronous: it joins this thread's
+ *  open bulk group (bulk_commit closes it). */
+static __device__ __forceinline__ void tma_store_2d(const void *map, int c0, int c1, const void *src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(c0), "r"(c1), "r"(smem_addr(src))
+                 : "memory");
+}
+
+/** Closes this thread's bulk copies issued since the last commit into one group. */
+static __device__ __forceinline__ void bulk_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/** Waits until at most @p PENDING of this thread's bulk groups are still reading their shared memory
+ *  (their writes to global memory may still be under way): the source may then be overwritten. */
+template <int PENDING> static __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/** Waits until at most @p PENDING of this thread's bulk groups are still under way, writes included. */
+template <int PENDING> static __device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
 #endif

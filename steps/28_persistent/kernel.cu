@@ -17,19 +17,24 @@
  *    waits on its wgmmas the other issues. `consumers=1`: one warpgroup on 128 x 128 (step 27's tile).
  *  - Register reallocation (`setmaxnreg=1`): a block of 384 threads may hold 168 registers per thread;
  *    the producer warpgroup gives its registers up (down to 40) and the consumers take them (up to 232),
- *    128 x 40 + 256 x 232 = 64 512 of the SM's 65 536. (With one consumer, 256 threads may hold 255
+ *    128 x 40 + 256 x 232 = 64 512: exactly the 384 x 168 the block received at launch, which is the pool
+ *    setmaxnreg draws from (per block, not per SM). (With one consumer, 256 threads may hold 255
  *    registers each already: the setting changes nothing there.)
  *  - Tile order (`group=1|4|8|16`): step 25's grouped rows of tiles, now walked by the persistent blocks.
  *
- * Not (yet) here, though the issue asks for them: clusters of 2 sharing a tile through TMA multicast, and
- * an epilogue through shared memory (stmatrix and a TMA store). The epilogue writes C from registers,
- * masked at the edges, as in step 27.
+ *  - The epilogue (`epilogue=2`): each consumer writes its finished values into a swizzled staging tile in
+ *    shared memory, and one of its threads hands each 64 x 128 piece to the TMA unit (a TMA store), which
+ *    writes C while the consumer goes on. `epilogue=1`: the same tile, written out by the consumer's
+ *    threads with 16-byte stores; `epilogue=0`: step 27's, straight from the registers.
  *
- * Every shape: TMA's zero fill at the edges, the masked epilogue, and step 27's padded copies for leading
- * dimensions TMA cannot address (counted in the time).
+ * Not (yet) here, though the issue asks for them: clusters of 2 sharing a tile through TMA multicast.
+ *
+ * Every shape: TMA's zero fill at the edges, masked epilogues, and step 27's padded copies for leading
+ * dimensions TMA cannot address (counted in the time). The TMA store is used only where C allows it
+ * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8).
+ * `group=1|4|8|16` (8), `epilogue=0|1|2` (2).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +62,7 @@ enum {
     A_STAGE = BM * BK * ELEM,                /* A's part of a stage: two boxes, 16 KB */
     MIN_STAGES = 2, MAX_STAGES = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8,
     PRODUCER_REGS = 40, CONSUMER_REGS = 232, /* setmaxnreg's counts (multiples of 8, 24..256) */
+    REGISTER_FILE = 65536, REGISTER_UNIT = 8, /* registers per SM, and the unit a warp's count is rounded to */
     STAGING = 16 * 1024,                     /* bytes of shared memory per consumer for the staged epilogue */
     CHUNK = 16,                              /* bytes: one vector store of the staged epilogue (8 BF16) */
     ALIGN_SLACK = ATOM_BYTES,                /* dynamic shared memory is only 16-byte aligned: room to round up */
@@ -66,8 +72,12 @@ enum {
 };
 static_assert(BK * ELEM == ROW_BYTES, "a slice of K is one swizzled row of B");
 static_assert(WG_M * ELEM == ROW_BYTES, "64 rows of A are one swizzled row of A");
-static_assert(WARPGROUP * PRODUCER_REGS + 2 * WARPGROUP * CONSUMER_REGS <= 65536,
-              "the reallocated registers fit the SM's register file");
+/** Registers per thread a block of two consumers gets at launch: 65 536 / 384, rounded down to whole units
+ *  of 8, is 168 (its __launch_bounds__ make ptxas keep to it). setmaxnreg moves registers inside that pool,
+ *  the block's own: counts the pool cannot supply would make setmaxnreg.inc wait for ever. */
+constexpr int LAUNCH_REGS = REGISTER_FILE / (3 * WARPGROUP) / REGISTER_UNIT * REGISTER_UNIT;
+static_assert(WARPGROUP * PRODUCER_REGS + 2 * WARPGROUP * CONSUMER_REGS <= 3 * WARPGROUP * LAUNCH_REGS,
+              "the reallocated registers fit the block's pool");
 
 /** The tile shape of a kernel with @p CONSUMERS consumer warpgroups. */
 template <int CONSUMERS> struct tiling {
@@ -88,7 +98,7 @@ template <int CONSUMERS> struct tiling {
 };
 
 static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
-static int staged = 1;                                        /* --param epilogue= */
+static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
 
 /** Tiles of size t along n elements (the last one partial). */
@@ -159,8 +169,9 @@ __device__ __forceinline__ void named_barrier(int id, int count)
 }
 
 /** The byte offset of element (row, col) in a consumer's staging buffer: column-major, ROWS * ELEM bytes a
- *  column, the 16-byte chunks of column col permuted by XOR with col % 8. The epilogue's writes (4 columns
- *  2t, 2t + 1 apart per instruction, 8 rows) then fall in different banks, and its 16-byte reads of a
+ *  column, the 16-byte chunks of column col permuted by XOR with col % 8. One store instruction of the
+ *  epilogue writes 8 rows (lanes g) of 4 columns (lanes t: columns 8j + 2t + e % 2): 4 chunks, whose
+ *  XOR with 2t + e % 2 puts them in 4 different groups of banks, and its 16-byte reads of a
  *  column's chunks, 8 lanes a column, cover all 32 banks. */
 template <int ROWS> __device__ __forceinline__ int staged_offset(int row, int col)
 {
@@ -219,13 +230,50 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
     }
 }
 
-/** The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0), in two passes
- *  through its staging buffer (named barrier 1 + c: the consumer's 128 threads only). */
+/** How the staged epilogue writes C (decided on the host from C's alignment and the settings). */
+enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2 };
+
+/**
+ * The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0), in two passes
+ * through its staging buffer (named barrier 1 + c: the consumer's 128 threads only).
+ * EPI_VECTORS: the consumer's threads copy each pass out (copy_pass).
+ * EPI_TMA (two consumers): the staging layout is exactly the 128-byte swizzle of a TMA box of 64 (m) x 128
+ * (n), so one thread hands each pass to the TMA unit (@p map_c) and the consumer goes on: the writes to
+ * global memory overlap its next pass, or its next tile's products. Before the buffer is written again,
+ * the issuing thread waits until the store has read it.
+ */
 template <int CONSUMERS>
-__device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, int c, int M, int N,
-                                                float alpha, float beta, __nv_bfloat16 *C, int ldc, int i0, int j0)
+__device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, int c, int mode,
+                                                const CUtensorMap *map_c, int M, int N, float alpha, float beta,
+                                                __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
-    static_assert(tiling<CONSUMERS>::PASSES == 2, "two passes, written out below");
+    using T = tiling<CONSUMERS>;
+    static_assert(T::PASSES == 2, "two passes, written out below");
+    if (CONSUMERS == 2 && mode == EPI_TMA) {
+        const bool issuer = threadIdx.x % WARPGROUP == 0;
+        if (issuer)
+            bulk_wait_read<0>(); /* the last store (the previous tile's) has read the buffer */
+        named_barrier(1 + c, WARPGROUP);
+        stage_pass<CONSUMERS, 0>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+        fence_async_shared();
+        named_barrier(1 + c, WARPGROUP); /* the pass is in the buffer, visible to TMA */
+        if (issuer) {
+            if (i0 < M) /* (a box wholly below C would write nothing) */
+                tma_store_2d(map_c, i0, j0, staging);
+            bulk_commit();
+            bulk_wait_read<0>(); /* (a short wait: 16 KB read from shared memory) */
+        }
+        named_barrier(1 + c, WARPGROUP);
+        stage_pass<CONSUMERS, 1>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+        fence_async_shared();
+        named_barrier(1 + c, WARPGROUP);
+        if (issuer) {
+            if (i0 < M && j0 + T::PASS_COLS < N)
+                tma_store_2d(map_c, i0, j0 + T::PASS_COLS, staging);
+            bulk_commit();
+        }
+        return;
+    }
     stage_pass<CONSUMERS, 0>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
     named_barrier(1 + c, WARPGROUP); /* the pass is in the buffer */
     copy_pass<CONSUMERS>(staging, 0, M, N, C, ldc, i0, j0);
@@ -275,7 +323,8 @@ __device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int 
  */
 template <int STAGES, int CONSUMERS, bool STAGED>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
-                        const unsigned char *ring, unsigned char *staging, uint64_t *full, uint64_t *empty, int c)
+                        const unsigned char *ring, unsigned char *staging, uint64_t *full, uint64_t *empty, int c,
+                        int mode, const CUtensorMap *map_c)
 {
     using T = tiling<CONSUMERS>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
@@ -305,7 +354,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
         const int i0 = tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = tn * T::BN;
         if constexpr (STAGED) {
-            staged_epilogue<CONSUMERS>(acc, staging, c, M, N, alpha, beta, C, ldc, i0, j0);
+            staged_epilogue<CONSUMERS>(acc, staging, c, mode, map_c, M, N, alpha, beta, C, ldc, i0, j0);
         } else {
 #pragma unroll
             for (int h = 0; h < T::HALVES; ++h)
@@ -317,14 +366,17 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
                                alpha, beta, acc[h * (ACC / 2) + 4 * j + e]);
         }
     }
+    if (STAGED && mode == EPI_TMA && threadIdx.x % WARPGROUP == 0)
+        bulk_wait<0>(); /* the last stores are done before the block (and its shared memory) ends */
 }
 
 /** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
  *  same code: the grid decides how many tiles each block walks. */
 template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
-persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
-                int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows)
+persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
+                __nv_bfloat16 *C, int ldc, int group_rows, int mode)
 {
     extern __shared__ unsigned char raw[];
     /* the ring, rounded up to the 1 KB the swizzle pattern repeats on (descriptors assume it) */
@@ -352,7 +404,7 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * tiling<CONSUMERS>::STAGE + (wg - 1) * STAGING;
         consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, ring, staging, full, empty,
-                                           wg - 1);
+                                           wg - 1, mode, &map_c);
     }
 }
 
@@ -459,9 +511,22 @@ static int sm_count(void)
     return sms;
 }
 
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
-static void launch_kernel(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                          float beta, bf16_bits *C, int ldc)
+/** One call's arguments, as the kernel takes them. */
+struct call {
+    int M;             /**< rows of C and A */
+    int N;             /**< columns of C and B */
+    int K;             /**< columns of A, rows of B */
+    float alpha;       /**< C = alpha A B + beta C */
+    float beta;        /**< (C is not read when 0) */
+    CUtensorMap map_a; /**< A's tensor map */
+    CUtensorMap map_b; /**< B's tensor map */
+    CUtensorMap map_c; /**< C's, for mode EPI_TMA only (else a copy of map_a, unused) */
+    __nv_bfloat16 *C;  /**< C, column-major */
+    int ldc;           /**< C's leading dimension */
+    int mode;          /**< the epilogue (EPI_*), as epilogue_mode chose it */
+};
+
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void launch_kernel(const struct call &a)
 {
     using T = tiling<CONSUMERS>;
     static int opted_in = 0;
@@ -473,39 +538,56 @@ static void launch_kernel(int M, int N, int K, float alpha, const CUtensorMap &m
         cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                    "reading the shared-memory limit");
         if (bytes > limit)
-            step_cannot_run("stages=%d with epilogue=%d needs %d KB of shared memory per block; this GPU allows "
-                            "%d KB", STAGES, (int)STAGED, bytes / 1024, limit / 1024);
+            step_cannot_run("stages=%d with a staged epilogue (%d) needs %d KB of shared memory per block; this "
+                            "GPU allows %d KB", STAGES, (int)STAGED, bytes / 1024, limit / 1024);
         cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                    "opting in to the ring's shared memory");
         opted_in = 1;
     }
-    const int tiles = ceil_div(M, BM) * ceil_div(N, T::BN);
+    const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
     const int blocks = persistent ? (tiles < sm_count() ? tiles : sm_count()) : tiles;
-    kernel<<<blocks, T::THREADS, bytes>>>(map_a, map_b, M, N, K, alpha, beta, reinterpret_cast<__nv_bfloat16 *>(C),
-                                          ldc, group);
+    kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C, a.ldc,
+                                          group, a.mode);
 }
 
-/** The kernel of the settings: stages x consumers x setmaxnreg x epilogue. */
-template <int STAGES, bool STAGED>
-static void launch_staged(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                          float beta, bf16_bits *C, int ldc)
+/** The kernel of the settings: consumers x setmaxnreg, for a given ring and epilogue. */
+template <int STAGES, bool STAGED> static void launch_staged(const struct call &a)
 {
     if (consumers == 1) /* 256 threads may hold 255 registers each: nothing to reallocate */
-        launch_kernel<STAGES, 1, false, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+        launch_kernel<STAGES, 1, false, STAGED>(a);
     else if (realloc_regs)
-        launch_kernel<STAGES, 2, true, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+        launch_kernel<STAGES, 2, true, STAGED>(a);
     else
-        launch_kernel<STAGES, 2, false, STAGED>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+        launch_kernel<STAGES, 2, false, STAGED>(a);
 }
 
-template <int STAGES>
-static void launch_stages(int M, int N, int K, float alpha, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                          float beta, bf16_bits *C, int ldc)
+template <int STAGES> static void launch_stages(const struct call &a)
 {
-    if (staged)
-        launch_staged<STAGES, true>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+    if (a.mode == EPI_DIRECT)
+        launch_staged<STAGES, false>(a);
     else
-        launch_staged<STAGES, false>(M, N, K, alpha, map_a, map_b, beta, C, ldc);
+        launch_staged<STAGES, true>(a);
+}
+
+/**
+ * The epilogue this call can have, at most the setting's: the TMA store needs two consumers (its box is a
+ * consumer's 64-row pass) and C addressable by a swizzled tensor map (base 128-byte aligned, columns a
+ * multiple of 16 bytes apart); the staged copy's 16-byte stores need 16-byte aligned columns; else the
+ * direct epilogue (C's leading dimension 4095, say).
+ */
+static int epilogue_mode(const bf16_bits *C, int M, int ldc)
+{
+    const bool columns_aligned = (uintptr_t)C % TMA_ALIGN == 0 && ldc * ELEM % TMA_ALIGN == 0;
+    int mode = epilogue;
+    /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
+     * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
+     * a column of 14 bytes; see the lesson) */
+    if (mode == EPI_TMA && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
+                            M % (TMA_ALIGN / ELEM) != 0))
+        mode = EPI_VECTORS;
+    if (mode == EPI_VECTORS && !columns_aligned)
+        mode = EPI_DIRECT;
+    return mode;
 }
 
 static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
@@ -514,17 +596,21 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     require_sm90();
     A = tma_readable(A, M, K, &lda, 0);
     B = tma_readable(B, K, N, &ldb, 1);
-    const int bn = 128 * consumers;
-    const CUtensorMap map_a = tensor_map(A, M, K, lda, WG_M, BK); /* boxes of 64 (m) x 64 (k) */
-    const CUtensorMap map_b = tensor_map(B, K, N, ldb, BK, bn);   /* boxes of 64 (k) x BN (n) */
+    struct call a;
+    a.M = M, a.N = N, a.K = K, a.alpha = alpha, a.beta = beta;
+    a.C = reinterpret_cast<__nv_bfloat16 *>(C), a.ldc = ldc, a.mode = epilogue_mode(C, M, ldc);
+    a.map_a = tensor_map(A, M, K, lda, WG_M, BK);            /* boxes of 64 (m) x 64 (k) */
+    a.map_b = tensor_map(B, K, N, ldb, BK, 128 * consumers); /* boxes of 64 (k) x BN (n) */
+    /* C's boxes: a consumer's pass, 64 (m) x 128 (n), swizzled as its staging buffer */
+    a.map_c = a.mode == EPI_TMA ? tensor_map(C, M, N, ldc, WG_M, tiling<2>::PASS_COLS) : a.map_a;
     switch (stages) {
-    case 2: launch_stages<2>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break;
-    case 3: launch_stages<3>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break;
-    default: launch_stages<4>(M, N, K, alpha, map_a, map_b, beta, C, ldc); break; /* (configure allows 2..4) */
+    case 2: launch_stages<2>(a); break;
+    case 3: launch_stages<3>(a); break;
+    default: launch_stages<4>(a); break; /* (configure allows 2..4) */
     }
 }
 
-/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1. */
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -534,19 +620,21 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "epilogue", 0, 1, &staged, &bad))
+            !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1";
+                  "group=1|4|8|16, epilogue=0|1|2";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
     const int stage = BM * BK * ELEM + 128 * consumers * BK * ELEM;
-    const int bytes = stages * stage + (staged ? consumers * STAGING : 0) + ALIGN_SLACK;
+    const int bytes = stages * stage + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
     snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d epilogue=%d (%s; %d KB of "
-             "shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, staged,
-             staged ? "staged through shared memory" : "direct from registers", bytes / 1024, BM, 128 * consumers,
-             BK);
+             "shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, epilogue,
+             epilogue == EPI_TMA       ? "staged, stored by TMA"
+             : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
+                                       : "direct",
+             bytes / 1024, BM, 128 * consumers, BK);
     return NULL;
 }
 

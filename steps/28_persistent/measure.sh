@@ -38,8 +38,8 @@ build/step28 --csv "$DIR/step28.csv" | tail -n 12 || status=1
 
 echo "== ablation: one setting changed from the default"
 echo "setting,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step28_ablation.csv"
-for setting in default epilogue=0 persistent=0 consumers=1 "consumers=1 persistent=0" setmaxnreg=0 group=1 group=4 \
-    group=16 stages=2 stages=3 "epilogue=0 persistent=0 setmaxnreg=0"; do
+for setting in default epilogue=1 epilogue=0 persistent=0 consumers=1 "consumers=1 persistent=0" setmaxnreg=0 group=1 \
+    group=4 group=16 stages=2 stages=3 "epilogue=0 persistent=0 setmaxnreg=0"; do
     args=()
     for p in $setting; do [ "$p" = default ] || args+=(--param "$p"); done
     rates 4096,8192 "${args[@]}" | sed "s/^/$setting,/" >>"$DIR/step28_ablation.csv" || status=1
