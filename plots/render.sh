@@ -16,6 +16,8 @@
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
+#   wins_gpu, wins_cpu  the autotuned GPU step, or the CPU prefetch and threads steps, against their baseline,
+#                    ratio against size (plots/wins.sh)
 #   tc_*             lessons 24-28's charts (plots/tensor.sh), where the measure.sh data of steps 24 and 28 is
 #
 # Steps are found from the file names, so a new step appears without editing this.
@@ -235,6 +237,8 @@ fi
 if [ -s "$DATA/step22_split.csv" ] || [ -s "$DATA/step22_timeline.csv" ]; then
     plots/hybrid.sh "$DATA" "$OUT" || status=1
 fi
+# Where the tuned steps win and lose against their baseline (ratio against size), where their data is.
+plots/wins.sh "$DATA" "$OUT" || status=1
 # Lessons 24-28's charts (warp tile, stages, synchronization, ablation), where the measure.sh data of steps 24 and 28 is.
 if [ -s "$DATA/step24_warptile.csv" ] || [ -s "$DATA/step25_stages.csv" ] || [ -s "$DATA/step28_ablation.csv" ]; then
     plots/tensor.sh "$DATA" "$OUT" || status=1
