@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --data) DATA=${2:?--data needs a directory}; shift 2 ;;
         --out) OUT=${2:?--out needs a directory}; shift 2 ;;
-        --help|-h) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --help|-h) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "render: error: unknown argument '$1'" >&2; echo "usage: plots/render.sh [--data DIR] [--out DIR]" >&2; exit 2 ;;
     esac
 done

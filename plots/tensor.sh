@@ -98,13 +98,18 @@ if [ -s "$DATA/step28_ablation.csv" ]; then
     # setting,m,n,k,gflops,cublas_gflops,ratio: one row per setting, the ratios at 4096^3 and 8192^3
     awk -F, 'NR > 1 { if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } r[$1, $2] = $7 }
         END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/ /, "\\n", s)
-              printf "\"%s\" %s %s\n", s, r[order[i], 4096], r[order[i], 8192] } }' \
+              a = ((order[i], 4096) in r) ? r[order[i], 4096] : "NaN"; b = ((order[i], 8192) in r) ? r[order[i], 8192] : "NaN"
+              printf "\"%s\" %s %s\n", s, a, b } }' \
         "$DATA/step28_ablation.csv" >"$TMP/ab.dat"
     d28=$(sed -n 's/^date=//p' "$DATA/step28_meta.txt" 2>/dev/null)
+    dev28=$(sed -n 's/^device=//p' "$DATA/step28_meta.txt" 2>/dev/null)
+    [ -s "$TMP/ab.dat" ] || echo "tensor: $DATA/step28_ablation.csv has no rows: no tc_ablation chart" >&2
+fi
+if [ -s "$DATA/step28_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
     {
-        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue), as a fraction of cuBLAS BF16 in the same run\\n$DEVICE${d28:+, data of $d28}\""
+        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue), as a fraction of cuBLAS BF16 in the same run\\n${dev28:-$DEVICE}${d28:+, data of $d28}\""
         echo "set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1"
-        echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [0.6:1.05]; set grid ytics; set key top right"
+        echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [*:1.05]; set grid ytics; set key top right"
         echo "set xtics rotate by -35 font ',9'; set bmargin 7"
         echo "plot '$TMP/ab.dat' using 2:xtic(1) title '4096^3', '' using 3 title '8192^3', 1 with lines lc rgb '#cc3311' lw 2 title 'cuBLAS'"
     } >"$TMP/ab.gp"

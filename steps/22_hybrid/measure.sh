@@ -19,7 +19,7 @@ DIR=${1:-plots/data/h200}
 mkdir -p "$DIR"
 BIN=build/step22
 [ -x "$BIN" ] && [ -x build/tc_bench ] || { echo "measure: build first: make step22 build/tc_bench" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0

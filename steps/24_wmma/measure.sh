@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
 mkdir -p "$DIR"
 for b in build/step24 build/step25 build/step26; do [ -x "$b" ] || { echo "measure: build first: make step24 step25 step26" >&2; exit 2; }; done
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0

@@ -13,9 +13,12 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
-mkdir -p "$DIR"
+mkdir -p "$DIR" || exit 2
 [ -x build/step27 ] || { echo "measure: build first: make step27" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
+# (the step runs on sm_90 alone: check before any committed file is replaced)
+[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
+    { echo "measure: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0

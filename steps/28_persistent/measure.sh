@@ -5,18 +5,22 @@
 #
 # writes into DIR:
 #   step28.csv           the step's default sweep, as run_all.sh runs it (checked)
-#   step28_ablation.csv  each ingredient switched off in turn from the default (epilogue, persistent,
-#                        consumers, setmaxnreg, group), the stages, and all of epilogue, persistence and
-#                        setmaxnreg off together, at 4096^3 and 8192^3, beside cuBLAS BF16
+#   step28_ablation.csv  one setting changed from the default at a time: the epilogue (16-byte stores,
+#                        direct), persistence, one consumer (also without persistence: step 27's
+#                        schedule), setmaxnreg, the group order, the stages; then the direct epilogue
+#                        without persistence and setmaxnreg; at 4096^3 and 8192^3, beside cuBLAS BF16
 #   step28_shapes.csv    the issue's other shapes: 6144^3, 8192x1024x4096, 1024x8192x4096, 4096x4096x256,
 #                        and 4095^3 (padded copies of A and B, timed)
 #   step28_meta.txt      date, GPU, command
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
-mkdir -p "$DIR"
+mkdir -p "$DIR" || exit 2
 [ -x build/step28 ] || { echo "measure: build first: make step28" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || { echo "measure: no CUDA device" >&2; exit 4; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
+# (the step runs on sm_90 alone: check before any committed file is replaced)
+[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
+    { echo "measure: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
@@ -42,7 +46,7 @@ for setting in default epilogue=1 epilogue=0 persistent=0 consumers=1 "consumers
     group=4 group=16 stages=2 stages=3 "epilogue=0 persistent=0 setmaxnreg=0"; do
     args=()
     for p in $setting; do [ "$p" = default ] || args+=(--param "$p"); done
-    rates 4096,8192 "${args[@]}" | sed "s/^/$setting,/" >>"$DIR/step28_ablation.csv" || status=1
+    rates 4096,8192 ${args[@]+"${args[@]}"} | sed "s/^/$setting,/" >>"$DIR/step28_ablation.csv" || status=1
 done
 cat "$DIR/step28_ablation.csv"
 
