@@ -499,6 +499,10 @@ static void require_sm90(void)
     checked = 1;
 }
 
+/** The block tile's columns and a stage's bytes with the --param consumers of this call. */
+static int block_n(void) { return consumers == 1 ? tiling<1>::BN : tiling<2>::BN; }
+static int stage_bytes(void) { return consumers == 1 ? tiling<1>::STAGE : tiling<2>::STAGE; }
+
 /** The SMs of the current GPU (asked once): a persistent grid's size. */
 static int sm_count(void)
 {
@@ -600,7 +604,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.M = M, a.N = N, a.K = K, a.alpha = alpha, a.beta = beta;
     a.C = reinterpret_cast<__nv_bfloat16 *>(C), a.ldc = ldc, a.mode = epilogue_mode(C, M, ldc);
     a.map_a = tensor_map(A, M, K, lda, WG_M, BK);            /* boxes of 64 (m) x 64 (k) */
-    a.map_b = tensor_map(B, K, N, ldb, BK, 128 * consumers); /* boxes of 64 (k) x BN (n) */
+    a.map_b = tensor_map(B, K, N, ldb, BK, block_n()); /* boxes of 64 (k) x BN (n) */
     /* C's boxes: a consumer's pass, 64 (m) x 128 (n), swizzled as its staging buffer */
     a.map_c = a.mode == EPI_TMA ? tensor_map(C, M, N, ldc, WG_M, tiling<2>::PASS_COLS) : a.map_a;
     switch (stages) {
@@ -627,14 +631,13 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
-    const int stage = BM * BK * ELEM + 128 * consumers * BK * ELEM;
-    const int bytes = stages * stage + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
+    const int bytes = stages * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
     snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d epilogue=%d (%s; %d KB of "
              "shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, epilogue,
              epilogue == EPI_TMA       ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
                                        : "direct",
-             bytes / 1024, BM, 128 * consumers, BK);
+             bytes / 1024, BM, block_n(), BK);
     return NULL;
 }
 
