@@ -358,14 +358,18 @@ need-step:
 	@test -n "$(STEP_DIR)" || { echo "error: no step $(STEP) under steps/"; exit 2; }
 .PHONY: need-step
 
-# The lesson as a diff: this step's kernel against the previous step's.
+# The lesson as a diff: this step's kernel against the previous step's, and each header both steps have
+# (step 28's hopper.h against step 27's).
 # A step that starts a new part (CPU after GPU, say) has no previous step to diff against.
 diff: need-step
 	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(PREV_DIR)/kernel.c* 2>/dev/null); \
 	if [ -z "$(PREV_DIR)" ]; then echo "$(STEP_DIR) is the first step: nothing to diff against"; \
 	elif [ "$${cur##*.}" != "$${prev##*.}" ]; then \
 	    echo "$(STEP_DIR) starts a new part ($$prev is another kind of step): nothing to diff against"; \
-	else diff -u $$prev $$cur || true; fi
+	else diff -u $$prev $$cur || true; \
+	    for f in $(STEP_DIR)/*.h; do \
+	        if [ -f "$$f" ] && [ -f "$(PREV_DIR)/$${f##*/}" ]; then diff -u "$(PREV_DIR)/$${f##*/}" "$$f" || true; fi; \
+	    done; fi
 
 # The step's machine code (needs cuobjdump, which comes with the full CUDA toolkit).
 sass: need-step

@@ -45,6 +45,17 @@ else
     not_run 1 "docs: doxygen is not installed here (apt-get install doxygen)"
 fi
 
+# make diff: the kernel against the previous step's, with a header both steps have (step 28's hopper.h
+# against step 27's), and a clear note where a part starts
+if make -s diff STEP=28 >"$TMP_ART/diff.log" 2>&1 && grep -q '^+++ steps/28_persistent/kernel.cu' "$TMP_ART/diff.log" &&
+    grep -q '^+++ steps/28_persistent/hopper.h' "$TMP_ART/diff.log"; then
+    pass "make diff STEP=28 shows the kernel and hopper.h against step 27's"
+else
+    fail "make diff STEP=28: $(grep -m 1 -E 'rror|No such' "$TMP_ART/diff.log") (want kernel.cu and hopper.h diffs)"
+fi
+make -s diff STEP=15 >"$TMP_ART/diff.log" 2>&1 && grep -q 'starts a new part' "$TMP_ART/diff.log" &&
+    pass "make diff STEP=15 says the step starts a new part" || fail "make diff STEP=15: $(head -n 1 "$TMP_ART/diff.log")"
+
 plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches the committed data" ||
     fail "README step table is stale: $(sed -n 2p "$TMP_ART/table.log")"
 plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 &&
