@@ -71,7 +71,7 @@ MPI_STEP_DIRS := $(sort $(patsubst %/kernel.c,%,$(shell grep -l '^.include <mpi.
 CPU_STEP_DIRS := $(filter-out $(MPI_STEP_DIRS),$(sort $(patsubst %/kernel.c,%,$(wildcard steps/[0-9][0-9]_*/kernel.c))))
 STEP_DIRS := $(sort $(GPU_STEP_DIRS) $(CPU_STEP_DIRS) $(HYBRID_STEP_DIRS) $(MPI_STEP_DIRS))
 step_num = $(firstword $(subst _, ,$(notdir $(1))))
-GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/bank_bench \
+GPU_BINS := $(foreach d,$(GPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/peak $(BUILD)/tc_peak $(BUILD)/bank_bench \
             $(BUILD)/tc_bench $(BUILD)/racecheck_probe
 CPU_BINS := $(foreach d,$(CPU_STEP_DIRS),$(BUILD)/step$(call step_num,$(d))) $(BUILD)/cpu_peak
 HYBRID_BINS := $(foreach d,$(HYBRID_STEP_DIRS),$(BUILD)/step$(call step_num,$(d)))
@@ -249,6 +249,9 @@ $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/e
 # objects get their own -gencode, whatever ARCH is (the steps exit 4 on any other GPU).
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
 $(OBJ)/steps/27_tma_wgmma/%.o $(OBJ)/steps/28_persistent/%.o: GENCODE = $(HOPPER_GENCODE)
+# Part IV's ceiling: the BF16 tensor-core rate through mma.sync and through wgmma (sm_90a, step 28's directory).
+$(BUILD)/tc_peak: $(OBJ)/steps/28_persistent/tc_peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 26's probe: can racecheck follow a hand-off through mbarriers (make sanitize asks it)?
 $(BUILD)/racecheck_probe: $(OBJ)/steps/26_shift_sync/racecheck_probe.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
