@@ -237,4 +237,34 @@ template <int PENDING> static __device__ __forceinline__ void bulk_wait()
     asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
+/* ---- clusters: two blocks that share operands ---- */
+
+/** Every thread of every block of the cluster arrives, then waits for all (release / acquire: shared-memory
+ *  writes before, such as barrier initializations, are visible to the other block after). */
+static __device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/** One arrival on the mbarrier at @p bar's offset in block @p cta of this cluster (mapa translates the
+ *  address into that block's shared memory), released at cluster scope. */
+static __device__ __forceinline__ void bar_arrive_remote(uint64_t *bar, unsigned cta)
+{
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+                 ::"r"(smem_addr(bar)), "r"(cta)
+                 : "memory");
+}
+
+/** tma_load_2d to every block of the cluster named in @p cta_mask (bit r: block r): the tile lands at the
+ *  same offset @p dst in each, and each block's mbarrier at @p bar's offset counts its bytes. */
+static __device__ __forceinline__ void tma_load_2d_multicast(void *dst, const void *map, int c0, int c1,
+                                                             uint64_t *bar, uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(smem_addr(dst)), "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+                 : "memory");
+}
+
 #endif

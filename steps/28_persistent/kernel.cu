@@ -27,7 +27,9 @@
  *    writes C while the consumer goes on. `epilogue=1`: the same tile, written out by the consumer's
  *    threads with 16-byte stores; `epilogue=0`: step 27's, straight from the registers.
  *
- * Not (yet) here, though the issue asks for them: clusters of 2 sharing a tile through TMA multicast.
+ *  - Clusters (`cluster=2`, WORK IN PROGRESS on branch wip/step28-cluster, never run): two blocks on two
+ *    tiles one above the other share B's tile; each loads half of it and multicasts it to both, and a
+ *    stage is refilled only when the consumers of both blocks have released it (remote arrivals).
  *
  * Every shape: TMA's zero fill at the edges, masked epilogues, and step 27's padded copies for leading
  * dimensions TMA cannot address (counted in the time). The TMA store is used only where C allows it
@@ -99,6 +101,7 @@ template <int CONSUMERS> struct tiling {
 
 static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
 static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
+static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
 
 /** Tiles of size t along n elements (the last one partial). */
@@ -114,6 +117,33 @@ __device__ void tile_of(int index, int tiles_m, int tiles_n, int group_rows, int
     int rows = min(tiles_m - first, group_rows);
     *tm = first + in % rows;
     *tn = in / rows;
+}
+
+enum { MAX_CLUSTER = 2, BOTH = 0x3 /* the multicast mask of a cluster of two */ };
+
+/**
+ * This block's @p k-th tile (tm, tn); false once there is none. Without clusters: tile blockIdx.x + k
+ * gridDim.x of the grouped order. With clusters of 2 (blocks 2c and 2c + 1, ranks 0 and 1): pairs of tiles
+ * one above the other, (2 pm, tn) and (2 pm + 1, tn), which share B's tile; cluster c takes pair c + k
+ * (gridDim.x / 2), and rank r its tile 2 pm + r, which may lie below C (then the block computes nothing
+ * that is written, but still loads its half of B for its peer).
+ */
+__device__ bool tile_k(int k, int tiles_m, int tiles_n, int group_rows, int clustered, int *tm, int *tn)
+{
+    if (clustered == 1) {
+        const int tile = blockIdx.x + k * gridDim.x;
+        if (tile >= tiles_m * tiles_n)
+            return false;
+        tile_of(tile, tiles_m, tiles_n, group_rows, tm, tn);
+        return true;
+    }
+    const int pairs_m = (tiles_m + 1) / 2, pair = blockIdx.x / 2 + k * (gridDim.x / 2);
+    if (pair >= pairs_m * tiles_n)
+        return false;
+    int pm;
+    tile_of(pair, pairs_m, tiles_n, max(1, group_rows / 2), &pm, tn); /* (a group of G rows: G / 2 pairs) */
+    *tm = 2 * pm + blockIdx.x % 2;
+    return true;
 }
 
 /** Keeps the compiler from moving reads or writes of @p d across this point (the wgmmas change the
@@ -291,29 +321,44 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
  */
 template <int STAGES, int CONSUMERS>
 __device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int M, int N, int K, int group_rows,
-                        unsigned char *ring, uint64_t *full, uint64_t *empty)
+                        int clustered, unsigned char *ring, uint64_t *full, uint64_t *empty)
 {
     using T = tiling<CONSUMERS>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
-    int it = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int tm, tn;
-        tile_of(tile, tiles_m, tiles_n, group_rows, &tm, &tn);
+    const int half = T::BN / 2, rank = blockIdx.x % 2; /* (with clusters: B's halves, and this block's) */
+    int it = 0, tm, tn;
+    for (int k = 0; tile_k(k, tiles_m, tiles_n, group_rows, clustered, &tm, &tn); ++k) {
         const int i0 = tm * BM, j0 = tn * T::BN;
-        /* A's second box only where it holds rows of A (as in step 27) */
-        const bool second = i0 + WG_M < M;
+        /* A's boxes only where they hold rows of A (as in step 27: a box wholly outside brings only zeros, for
+         * rows the epilogue never writes); with clusters, B's halves only where they hold columns */
+        const bool first = i0 < M, second = i0 + WG_M < M;
+        const int b_bytes = clustered == 1 ? T::B_STAGE : (j0 < N) * T::B_STAGE / 2 + (j0 + half < N) * T::B_STAGE / 2;
+        const int bytes = (first + second) * A_BOX + b_bytes;
         for (int s = 0; s < slices; ++s, ++it) {
             const int st = it % STAGES;
-            if (it >= STAGES)
+            if (it >= STAGES) /* (with clusters, the consumers of both blocks have released it) */
                 bar_wait(&empty[st], (it / STAGES - 1) % 2);
             unsigned char *a = ring + st * T::STAGE, *b = a + A_STAGE;
-            bar_arrive_expect(&full[st], second ? T::STAGE : T::STAGE - A_BOX);
-            tma_load_2d(a, map_a, i0, s * BK, &full[st]); /* A(i0.., k..), 64 x 64 */
+            bar_arrive_expect(&full[st], bytes);
+            if (first)
+                tma_load_2d(a, map_a, i0, s * BK, &full[st]); /* A(i0.., k..), 64 x 64 */
             if (second)
                 tma_load_2d(a + A_BOX, map_a, i0 + WG_M, s * BK, &full[st]); /* A(i0+64.., k..) */
-            tma_load_2d(b, map_b, s * BK, j0, &full[st]); /* B(k.., j0..), 64 x BN */
+            if (clustered == 1)
+                tma_load_2d(b, map_b, s * BK, j0, &full[st]); /* B(k.., j0..), 64 x BN */
+            else if (j0 + rank * half < N) /* this block's half of B, B(k.., j0 + r half..), into both blocks */
+                tma_load_2d_multicast(b + rank * T::B_STAGE / 2, map_b, s * BK, j0 + rank * half, &full[st], BOTH);
         }
     }
+}
+
+/** A consumer thread is done with stage @p st: one arrival on its empty barrier, and with clusters on the
+ *  peer block's too (the peer's producer writes its half of B into this block's stage). */
+__device__ __forceinline__ void release(uint64_t *empty, int st, int clustered)
+{
+    bar_arrive(&empty[st]);
+    if (clustered == 2)
+        bar_arrive_remote(&empty[st], blockIdx.x % 2 ^ 1);
 }
 
 /**
@@ -323,18 +368,16 @@ __device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int 
  */
 template <int STAGES, int CONSUMERS, bool STAGED>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
-                        const unsigned char *ring, unsigned char *staging, uint64_t *full, uint64_t *empty, int c,
-                        int mode, const CUtensorMap *map_c)
+                        int clustered, const unsigned char *ring, unsigned char *staging, uint64_t *full,
+                        uint64_t *empty, int c, int mode, const CUtensorMap *map_c)
 {
     using T = tiling<CONSUMERS>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
     const int g = lane / 4, t = lane % 4;
     float acc[ACC];
-    int it = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int tm, tn;
-        tile_of(tile, tiles_m, tiles_n, group_rows, &tm, &tn);
+    int it = 0, tm, tn;
+    for (int k = 0; tile_k(k, tiles_m, tiles_n, group_rows, clustered, &tm, &tn); ++k) {
         for (int s = 0; s < slices; ++s, ++it) {
             const int st = it % STAGES;
             bar_wait(&full[st], (it / STAGES) % 2);
@@ -345,11 +388,11 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             wgmma_wait<1>(); /* the slice before is done: its stage can be refilled */
             pin(acc);
             if (s > 0)
-                bar_arrive(&empty[(it - 1) % STAGES]);
+                release(empty, (it - 1) % STAGES, clustered);
         }
         wgmma_wait<0>();
         pin(acc);
-        bar_arrive(&empty[(it - 1) % STAGES]); /* the tile's last slice */
+        release(empty, (it - 1) % STAGES, clustered); /* the tile's last slice */
 
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
         const int i0 = tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = tn * T::BN;
@@ -376,7 +419,7 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
 persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
-                __nv_bfloat16 *C, int ldc, int group_rows, int mode)
+                __nv_bfloat16 *C, int ldc, int group_rows, int mode, int clustered)
 {
     extern __shared__ unsigned char raw[];
     /* the ring, rounded up to the 1 KB the swizzle pattern repeats on (descriptors assume it) */
@@ -386,26 +429,31 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
     if (threadIdx.x == 0) {
         for (int st = 0; st < STAGES; ++st) {
             bar_init(&full[st], 1);                      /* the producer's arrive.expect_tx (and the bytes) */
-            bar_init(&empty[st], CONSUMERS * WARPGROUP); /* every consumer thread */
+            bar_init(&empty[st], clustered * CONSUMERS * WARPGROUP); /* every consumer thread (of both blocks) */
         }
         bar_init_fence();
     }
-    __syncthreads();
+    if (clustered == 2)
+        cluster_sync(); /* the peer's barriers are ready before any multicast or remote arrival reaches them */
+    else
+        __syncthreads();
 
     const int wg = threadIdx.x / WARPGROUP;
     if (wg == 0) {
         if constexpr (REALLOC)
             setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, ring, full, empty);
+            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, ring, full, empty);
     } else {
         if constexpr (REALLOC)
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * tiling<CONSUMERS>::STAGE + (wg - 1) * STAGING;
-        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, ring, staging, full, empty,
-                                           wg - 1, mode, &map_c);
+        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, ring, staging, full,
+                                           empty, wg - 1, mode, &map_c);
     }
+    if (clustered == 2)
+        cluster_sync(); /* no block leaves while its peer may still arrive on its barriers */
 }
 
 /* ---- the host side ---- */
@@ -548,10 +596,35 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
                    "opting in to the ring's shared memory");
         opted_in = 1;
     }
-    const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
-    const int blocks = persistent ? (tiles < sm_count() ? tiles : sm_count()) : tiles;
-    kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C, a.ldc,
-                                          group, a.mode);
+    if (cluster == 1) {
+        const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
+        const int blocks = persistent ? (tiles < sm_count() ? tiles : sm_count()) : tiles;
+        kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C, a.ldc,
+                                              group, a.mode, 1);
+        return;
+    }
+    /* clusters of 2 along x: blocks 2c and 2c + 1 on a pair of tiles one above the other */
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = MAX_CLUSTER, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(T::THREADS), config.dynamicSmemBytes = bytes, config.attrs = &attribute;
+    config.numAttrs = 1;
+    const int pairs = ceil_div(ceil_div(a.M, BM), MAX_CLUSTER) * ceil_div(a.N, T::BN);
+    int clusters = pairs;
+    if (persistent) { /* as many clusters as can be resident at once (not every SM need find a partner) */
+        config.gridDim = dim3(MAX_CLUSTER * pairs);
+        int resident = 0;
+        cuda_check(cudaOccupancyMaxActiveClusters(&resident, kernel, &config), "asking how many clusters fit");
+        if (resident < 1)
+            step_cannot_run("no cluster of %d blocks of %d KB of shared memory fits this GPU", MAX_CLUSTER,
+                            bytes / 1024);
+        clusters = pairs < resident ? pairs : resident;
+    }
+    config.gridDim = dim3(MAX_CLUSTER * clusters);
+    cuda_check(cudaLaunchKernelEx(&config, kernel, a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C,
+                                  a.ldc, group, a.mode, MAX_CLUSTER),
+               "launching the clustered kernel");
 }
 
 /** The kernel of the settings: consumers x setmaxnreg, for a given ring and epilogue. */
@@ -604,7 +677,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.M = M, a.N = N, a.K = K, a.alpha = alpha, a.beta = beta;
     a.C = reinterpret_cast<__nv_bfloat16 *>(C), a.ldc = ldc, a.mode = epilogue_mode(C, M, ldc);
     a.map_a = tensor_map(A, M, K, lda, WG_M, BK);            /* boxes of 64 (m) x 64 (k) */
-    a.map_b = tensor_map(B, K, N, ldb, BK, block_n()); /* boxes of 64 (k) x BN (n) */
+    a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
     /* C's boxes: a consumer's pass, 64 (m) x 128 (n), swizzled as its staging buffer */
     a.map_c = a.mode == EPI_TMA ? tensor_map(C, M, N, ldc, WG_M, tiling<2>::PASS_COLS) : a.map_a;
     switch (stages) {
@@ -624,16 +697,18 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad))
+            !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad) &&
+            !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2";
+                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
     const int bytes = stages * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
-    snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d epilogue=%d (%s; %d KB of "
-             "shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, epilogue,
+    snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d cluster=%d epilogue=%d (%s; "
+             "%d KB of shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, cluster,
+             epilogue,
              epilogue == EPI_TMA       ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
                                        : "direct",
