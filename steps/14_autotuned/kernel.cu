@@ -443,8 +443,9 @@ template <int PENDING> __device__ void wait_copies()
 /** Issues this thread's copies of the slice at @p k0 into the buffers @p as and @p bs, as one group.
  *  (@p ai, @p ap): the thread's first copy of A, rows ai.. of column ap of the slice; (@p bp, @p bj): its
  *  first element of B, k = bp of column bj. A slice wholly inside A and B (@p full) is copied without
- *  tests; otherwise elements outside the matrices are zero-filled, and A without 128-bit access
- *  (!@p vec_a) goes element by element too. */
+ *  tests; otherwise elements outside the matrices are zero-filled. A without 128-bit access
+ *  (!@p vec_a: an odd leading dimension, as at 2047^3) goes as four 4-byte copies per 16 bytes, still
+ *  without tests inside: the pipeline stays, only the copies are smaller. */
 template <class T>
 __device__ void copy_slice_async(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int i0,
                                  int j0, int k0, float *as, float *bs, int ai, int ap, int bp, int bj, bool full,
@@ -453,8 +454,16 @@ __device__ void copy_slice_async(const float *A, int lda, const float *B, int ld
     if (full) {
         const float *a = &A[i0 + ai + (k0 + ap) * lda], *b = &B[k0 + bp + (j0 + bj) * ldb];
 #pragma unroll
-        for (int c = 0; c < T::A_COPIES; ++c)
-            copy_async_inside<16>(&as[(ap + c * T::A_STRIDE) * T::BM + ai], a + c * T::A_STRIDE * lda);
+        for (int c = 0; c < T::A_COPIES; ++c) {
+            float *dst = &as[(ap + c * T::A_STRIDE) * T::BM + ai];
+            if (vec_a) {
+                copy_async_inside<16>(dst, a + c * T::A_STRIDE * lda);
+            } else {
+#pragma unroll
+                for (int r = 0; r < VEC; ++r)
+                    copy_async_inside<4>(dst + r, a + c * T::A_STRIDE * lda + r);
+            }
+        }
 #pragma unroll
         for (int c = 0; c < T::B_ELEMENTS; ++c) /* B(k0 + bp, j) lands in row bp of Bs */
             copy_async_inside<4>(&bs[bp * T::BS_LD + bj + c * T::B_STRIDE], b + c * T::B_STRIDE * ldb);
@@ -505,7 +514,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
     const int t = threadIdx.x;
     const int ai = VEC * (t % (T::BM / VEC)), ap = t / (T::BM / VEC); /* the thread's copies (see tile) */
     const int bp = t % T::BK, bj = t / T::BK;
-    const bool inside = vec_a && i0 + T::BM <= M && j0 + T::BN <= N; /* (B's copies need no alignment) */
+    const bool inside = i0 + T::BM <= M && j0 + T::BN <= N; /* (4-byte copies need no alignment beyond a float's) */
     const int slices = (K + T::BK - 1) / T::BK;
 
     /* Prologue: slices 0 .. STAGES-2 in flight. Every slice commits a group, empty past the last slice,
