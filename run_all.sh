@@ -181,6 +181,14 @@ run_peak() {
     CURRENT_TMP=""
 }
 [ "$GPU_PEAK" -eq 1 ] && run_peak build/peak "$OUTDIR/data/$(gpu_machine)/peak.csv"
+# The BF16 tensor-core rate (Part IV's ceiling) needs wgmma, sm_90 only: elsewhere build/tc_peak exits 4, a note.
+if [ "$GPU_PEAK" -eq 1 ]; then
+    TC_CSV="$OUTDIR/data/$(gpu_machine)/tc_peak.csv"
+    if run_bg "$TC_CSV.tmp" build/tc_peak --csv "$TC_CSV.tmp" >/dev/null 2>"$RUNDIR/tc_peak.err"; then mv "$TC_CSV.tmp" "$TC_CSV"
+    elif [ $? -eq 4 ]; then rm -f "$TC_CSV.tmp"; echo "   build/tc_peak: not an sm_90 GPU, no tensor-core ceiling for Part IV"
+    else rm -f "$TC_CSV.tmp"; echo "   build/tc_peak failed ($RUNDIR/tc_peak.err)"; STATUS=1; fi
+    CURRENT_TMP=""
+fi
 [ "$CPU_PEAK" -eq 1 ] && run_peak build/cpu_peak "$OUTDIR/data/$(cpu_machine)/cpu_peak.csv"
 
 # Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind

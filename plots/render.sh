@@ -14,6 +14,8 @@
 #   pairs/stepNN     step NN against the previous step and the baseline (in its lesson)
 #   roofline         the measured FP32 peak and bandwidth, each GPU step at the
 #                    arithmetic intensity its tile implies (plots/tiles.csv)
+#   roofline_tc      the same for the tensor-core steps (BF16), under the tensor-core ceilings
+#                    that build/tc_peak measured (tc_peak.csv: wgmma and mma.sync)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
 #   wins_gpu, wins_cpu  the autotuned GPU step, or the CPU prefetch and threads steps, against their baseline,
@@ -67,6 +69,9 @@ DATE=$(sed -n 's/^date=//p' "$DATA/meta.txt" 2>/dev/null)
 [ -n "$DATE" ] || DATE=$(date -r "$(ls "$DATA"/*.csv | head -n 1)" +%F)
 PEAK=$(awk -F, 'NR == 2 { print $2 }' "$DATA/peak.csv" 2>/dev/null)
 BANDWIDTH=$(awk -F, 'NR == 2 { print $3 }' "$DATA/peak.csv" 2>/dev/null)
+# Part IV's ceilings, measured by build/tc_peak: BF16 through mma.sync (steps 24-26) and through wgmma (27-28).
+TC_MMA=$(awk -F, 'NR == 2 { print $2 }' "$DATA/tc_peak.csv" 2>/dev/null)
+TC_WGMMA=$(awk -F, 'NR == 2 { print $3 }' "$DATA/tc_peak.csv" 2>/dev/null)
 
 # square.dat of a step: n, GFLOP/s, baseline GFLOP/s for its square shapes.
 square() { awk -F, 'NR > 1 && $5 == $6 && $6 == $7 { print $5, $10, $11 }' "$DATA/step$1.csv"; }
@@ -104,8 +109,9 @@ while IFS=: read -r part first last title H; do
         size_note="${H}^3"; [ "$(echo "$sizes" | tr ' ' '\n' | grep -v "^$H$" | grep -c .)" -gt 0 ] && size_note="${H}^3 (largest size run where smaller)"
         {
             echo "set title \"$title: every step at $size_note\\n$DEVICE, data of $DATE\""
-            # room above the highest bar, baseline mark or line for the key (the FP32 peak: Part I only)
-            ymax=$(awk -v b="${base:-0}" -v p="$([ "$part" = 1 ] && echo "${PEAK:-0}" || echo 0)" '{ if ($(NF - 3) > m) m = $(NF - 3); if ($NF > m) m = $NF } END { if (b > m) m = b; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
+            # room above the highest bar, baseline mark or line for the key (the peak: Parts I and IV)
+            part_peak=$(case $part in 1) echo "${PEAK:-0}" ;; 4) echo "${TC_WGMMA:-0}" ;; *) echo 0 ;; esac)
+            ymax=$(awk -v b="${base:-0}" -v p="$part_peak" '{ if ($(NF - 3) > m) m = $(NF - 3); if ($NF > m) m = $NF } END { if (b > m) m = b; if (p > m) m = p; print 1.4 * m }' "$TMP/bars.dat")
             # labels in TFLOP/s on the GPU, in GFLOP/s where rates stay below a few TFLOP/s
             unit=TFLOP/s; scale=1000.0; fmt='%%.1f' # (doubled: it passes through printf)
             [ "$(awk -v y="$ymax" 'BEGIN { print (y < 3000) }')" = 1 ] && unit=GFLOP/s scale=1.0 fmt='%%.0f'
@@ -120,6 +126,8 @@ while IFS=: read -r part first last title H; do
             printf "'%s' using (\$0 - 0.42):5:(0.84):(0) with vectors nohead lw 3 lc rgb '#cc3311' title '%s, measured in the same run as the bar'" "$TMP/bars.dat" "$base_name"
             [ -n "$base" ] && printf ", base with lines dt 2 lw 1 lc rgb '#cc3311' title sprintf('%s (step 00): $fmt %s', base / $scale)" "$base_name" "$unit"
             [ "$part" = 1 ] && [ -n "$PEAK" ] && printf ", peak with lines dt 3 lw 2 lc rgb '#000000' title sprintf('FP32 FMA peak (build/peak): %%.1f TFLOP/s', peak / 1000.0)"
+            [ "$part" = 4 ] && [ -n "$TC_WGMMA" ] && printf ", %s with lines dt 3 lw 2 lc rgb '#000000' title 'BF16 wgmma peak (build/tc_peak): %.1f TFLOP/s'" "$TC_WGMMA" "$(awk -v p="$TC_WGMMA" 'BEGIN { print p / 1000 }')"
+            [ "$part" = 4 ] && [ -n "$TC_MMA" ] && printf ", %s with lines dt 4 lw 2 lc rgb '#666666' title 'BF16 mma.sync peak (build/tc_peak): %.1f TFLOP/s'" "$TC_MMA" "$(awk -v p="$TC_MMA" 'BEGIN { print p / 1000 }')"
             printf ", '%s' using 0:2:(sprintf('$fmt (%%.2f)', \$2 / $scale, \$3)) with labels boxed offset 0,0.8 font ',9' notitle" "$TMP/bars.dat"
             echo
         } >"$TMP/progress.gp"
@@ -194,7 +202,7 @@ if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
     : >"$TMP/roof.dat"
     while IFS=, read -r s bm bn; do
         case "$s" in ''|\#*|step) continue ;; esac
-        [ -f "$DATA/step$s.csv" ] || continue
+        [ -f "$DATA/step$s.csv" ] && [ "$(field "$s" 3)" = FP32 ] || continue # (BF16: roofline_tc below)
         read -r n g _ _ <<<"$(headline "$s" 4096)"
         [ -n "$n" ] || continue
         # bm x bn tile: bm*bn / (2 (bm + bn)) flop per byte of FP32 data; no tile: 2 flops per 8 bytes.
@@ -231,6 +239,36 @@ if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
             echo
         } >"$TMP/roof.gp"
         render roofline "$TMP/roof.gp" || status=1
+    fi
+fi
+# 4b. roofline_tc: the BF16 tensor-core steps at the intensity of their block tile (2 bytes an element:
+#     bm * bn / (bm + bn) flop per byte), under the measured DRAM slope and the two tensor-core ceilings.
+#     A point above the slope is not an error: it is the L2 reuse between blocks that the tile-only
+#     intensity leaves out (the grouped tile order of steps 25-28 is what earns it).
+if [ -n "$TC_WGMMA" ] && [ -n "$BANDWIDTH" ]; then
+    : >"$TMP/rooftc.dat"
+    while IFS=, read -r s bm bn; do
+        case "$s" in ''|\#*|step) continue ;; esac
+        [ -f "$DATA/step$s.csv" ] && [ "$(field "$s" 3)" = BF16 ] || continue
+        read -r n g _ _ <<<"$(headline "$s" 4096)"
+        [ -n "$n" ] || continue
+        echo "$(awk -v m="$bm" -v n="$bn" 'BEGIN { print m * n / (m + n) }') $g $s" >>"$TMP/rooftc.dat"
+    done <plots/tiles.csv
+    if [ -s "$TMP/rooftc.dat" ]; then
+        base=$(headline 28 4096 2>/dev/null | awk '{ print $3 }')
+        {
+            echo "set title \"Roofline, BF16 tensor cores: each step at the DRAM intensity of its block tile, 4096^3\\n$DEVICE, data of $DATE\""
+            echo "set xlabel 'arithmetic intensity (flop per byte of DRAM traffic, no reuse between blocks)'; set ylabel 'GFLOP/s'"
+            echo "set logscale xy; set xrange [8:2000]; set yrange [10000:2000000]; set grid; set key top left font ',10'"
+            echo "bw = $BANDWIDTH; wg = $TC_WGMMA; mma = ${TC_MMA:-0}; set samples 400"
+            printf "plot (bw * x < wg ? bw * x : wg) with lines lw 3 lc rgb '#000000' title sprintf('min(wgmma %%.0f TFLOP/s, %%.2f TB/s x intensity)', wg / 1000.0, bw / 1000.0), "
+            [ -n "$TC_MMA" ] && printf "(bw * x < mma ? 1/0 : mma) with lines dt 2 lw 2 lc rgb '#666666' title sprintf('mma.sync ceiling, %%.0f TFLOP/s (steps 24-26)', mma / 1000.0), "
+            printf "'%s' using 1:2 with points pt 7 ps 1.5 lc rgb '#4477aa' title 'step at 4096^3 (above the slope: reuse in L2)', " "$TMP/rooftc.dat"
+            printf "'' using 1:2:3 with labels left offset 1,0 font ',10' notitle"
+            [ -n "$base" ] && printf ", %s with lines dt 3 lw 2 lc rgb '#cc3311' title 'cuBLAS BF16 at 4096^3'" "$base"
+            echo
+        } >"$TMP/rooftc.gp"
+        render roofline_tc "$TMP/rooftc.gp" || status=1
     fi
 fi
 # Lesson 22's charts (the split, the timeline), where steps/22_hybrid/measure.sh's data is.

@@ -100,7 +100,7 @@ if ./run_all.sh --quick --out "$TMP_ART/quick" >"$TMP_ART/quick.log" 2>&1; then
 else
     fail "run_all.sh --quick exited non-zero: $(grep -m1 -E 'error|FAIL|failed|did not' "$TMP_ART/quick.log")"
 fi
-stray=$(find "$TMP_ART/quick/data" -type f ! -name 'step[0-9][0-9].csv' ! -name meta.txt ! -name peak.csv ! -name cpu_peak.csv)
+stray=$(find "$TMP_ART/quick/data" -type f ! -name 'step[0-9][0-9].csv' ! -name meta.txt ! -name peak.csv ! -name tc_peak.csv ! -name cpu_peak.csv)
 [ -z "$stray" ] && pass "run_all.sh writes nothing into the data directories but data" || fail "run_all.sh left in the data: $stray"
 
 RESUME_STEPS=$( { have_gpu && gpu_steps; cpu_steps; } | head -n 3 | sed 's/_.*//' | paste -sd, -)

@@ -119,9 +119,9 @@ for step in $(threaded_steps); do
     fi
 done
 
-# Without a device, a GPU step (and build/peak, build/bank_bench) says so in one line and exits 3.
+# Without a device, a GPU step (and build/peak, build/tc_peak, build/bank_bench) says so in one line and exits 3.
 if have_nvcc && ! have_gpu; then
-    for bin in $(for s in $(gpu_steps); do step_bin "$s"; done) build/peak build/bank_bench; do
+    for bin in $(for s in $(gpu_steps); do step_bin "$s"; done) build/peak build/tc_peak build/bank_bench; do
         "$bin" -m 8 >"$TMP_CLI/out" 2>"$TMP_CLI/err"; rc=$?
         [[ "$bin" != build/step* ]] && { "$bin" >"$TMP_CLI/out" 2>"$TMP_CLI/err"; rc=$?; }
         if [ "$rc" -eq 3 ] && [ "$(wc -l <"$TMP_CLI/err")" -eq 1 ] && grep -q 'no CUDA device' "$TMP_CLI/err"; then
