@@ -36,8 +36,11 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cli.h" /* the exit codes */
+#include "error.h"
 #include "gpu.h"
 #include "step.h"
 
@@ -69,7 +72,10 @@ enum {
     MAX_SMEM = 227 * 1024,                    /* shared memory a block may opt in to on sm_90 (older GPUs allow
                                                  less: there the launch is refused, and the step exits 3) */
     DEFAULT_SMEM = 48 * 1024,                 /* above this a kernel must opt in */
-    SMALL_MN = 2048 * 2048,                   /* M*N below this: "small" (under 2 waves of 128x128 tiles) */
+    SMALL_MN = 196 * 128 * 128,               /* M*N below this: "small" (a 128x128 tiling fills under 3/4 of one
+                                                 wave of 2 blocks on 132 SMs; on the H200, 2000^2 and 2047^2
+                                                 ran 8-25% slower as small's 128x64 tiles than as the square
+                                                 or unaligned class's) */
     SHORT_K_MAX = 512,                        /* K at or below this: "short K" */
     ASPECT = 4                                /* M >= 4N: "tall"; N >= 4M: "wide" */
 };
@@ -293,12 +299,28 @@ __device__ void store_tile(float *C, int ldc, int M, int N, int i, int j, const 
                    alpha, beta, vec_c);
 }
 
+/** Split-K: block z of a grid of S (gridDim.z) multiplies only K's columns z*kchunk .. (z+1)*kchunk-1 of
+ *  A (and those rows of B), and writes its partial product to slab z of C, which is then the launcher's
+ *  workspace (slab z starts z*ldc*N floats in; the launcher passes alpha = 1 and beta = 0 and sums the
+ *  slabs afterwards). With one slab (kchunk = K) nothing moves. kchunk is a multiple of every BK, so a
+ *  slab's A and B keep their alignment. */
+__device__ void take_k_range(const float *&A, int lda, const float *&B, float *&C, int ldc, int N, int &K,
+                             int kchunk)
+{
+    const int k0 = blockIdx.z * kchunk;
+    A += (size_t)k0 * lda;             /* A(:, k0 ..) */
+    B += k0;                           /* B(k0 .., :) */
+    C += (size_t)blockIdx.z * ldc * N; /* slab z */
+    K = min(kchunk, K - k0);
+}
+
 /** C = alpha*A*B + beta*C with configuration T: steps 09-11's kernel, every size a parameter. */
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
 sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c)
+            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, int kchunk)
 {
+    take_k_range(A, lda, B, C, ldc, N, K, kchunk);
     extern __shared__ float4 smem[]; /* float4: the 16-byte alignment the vector accesses need */
     float *As = (float *)smem;                   /* As[b][p][i] = A(i0 + i, k0 + p) */
     float *Bs = As + T::BUFFERS * T::BK * T::BM; /* Bs[b][p][j] = B(k0 + p, j0 + j) */
@@ -500,8 +522,9 @@ __device__ void copy_slice_async(const float *A, int lda, const float *B, int ld
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
 sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c)
+            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c, int kchunk)
 {
+    take_k_range(A, lda, B, C, ldc, N, K, kchunk);
     constexpr int STAGES = T::BUFFERS;
     extern __shared__ float4 smem[];
     float *As = (float *)smem;              /* As[s][p][i] = A(i0 + i, k0 + p) in buffer s */
@@ -582,23 +605,101 @@ static bool vectorizable(const float *X, int ld)
     return (uintptr_t)X % (VEC * sizeof(float)) == 0 && ld % VEC == 0;
 }
 
-/** Launches configuration T on the whole problem. */
+/* ---------------------------------------------------------------- the choice per shape
+ * A class (square, tall, ...) names the configuration the tuner found fastest at one shape. At other
+ * shapes, what decides is how evenly the tiles spread over the SMs: T tiles on S SMs leave the busiest
+ * SM ceil(T / S) tiles, and the run lasts as long as that SM works. The fill, T / (S ceil(T / S)), is
+ * the share of that time the average SM is busy: 72 tiles of 256x128 at 1536^2 fill 0.55 (60 of 132
+ * SMs idle all along), 512 tiles at 4096^2 fill 0.97. (One block already keeps an SM busy most of the
+ * time here, so the count is of SMs, not of the block slots a second resident block adds; the first
+ * H200 run counted slots and split 1024^3 in two: 0.89 of cuBLAS instead of 0.97.) Per shape:
+ *   1. the class's configuration;
+ *   2. another of the tuned configurations instead if its fill is higher by more than FILL_MARGIN;
+ *   3. split-K where some SMs would still get no tile and K is long: the grid is repeated along z, each
+ *      copy on its own slab of K (a multiple of SPLIT_ROUND, at least SPLIT_MIN_K long), as many slabs
+ *      as fill the SMs best; each writes its partial product to a workspace, and a second kernel sums
+ *      the slabs into C with alpha and beta. */
+enum {
+    SPLIT_ROUND = 32,          /* a slab of K is a multiple of every BK of the space (8, 16, 32) */
+    SPLIT_MIN_K = 256,         /* and, when chosen, at least this long: 8+ slices to fill and drain its pipeline */
+    SPLIT_MAX = 64,            /* at most this many slabs */
+    REDUCE_THREADS = 256       /* threads per block of the sum over the slabs */
+};
+static const double FILL_MARGIN = 1.10;          /* another configuration must fill 10% more to win */
+static const double SPLIT_GAIN = 1.10;           /* a split must raise the fill by 10% to be worth a second pass */
+static const size_t WORKSPACE_MAX = (size_t)1 << 30; /* bytes of slabs at most (1 GiB) */
+
+/** C(i, j) = alpha * (sum of the slabs' (i, j)) + beta * C(i, j): slab z is M x N at W + z*M*N, leading
+ *  dimension M; one thread per element, consecutive threads down a column (coalesced). */
+__global__ void sum_slabs(int M, int N, int slabs, float alpha, const float *W, float beta, float *C, int ldc)
+{
+    const size_t elems = (size_t)M * N;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < elems; e += (size_t)gridDim.x * blockDim.x) {
+        float sum = 0.0f;
+        for (int z = 0; z < slabs; ++z)
+            sum += W[z * elems + e];
+        float *c = &C[e % M + e / M * ldc];
+        *c = beta == 0.0f ? alpha * sum : alpha * sum + beta * *c; /* C is not read when beta == 0 */
+    }
+}
+
+/** The workspace of the slabs, kept between calls and grown when needed; freed at exit. */
+static struct {
+    float *p;
+    size_t bytes;
+} workspace;
+
+static void free_workspace(void)
+{
+    cudaFree(workspace.p); /* at exit: nothing left to report to */
+}
+
+static float *workspace_for(size_t bytes)
+{
+    if (bytes > workspace.bytes) {
+        static int registered = 0;
+        if (!registered && atexit(free_workspace) == 0)
+            registered = 1;
+        cuda_check(cudaFree(workspace.p), "cudaFree (split-K workspace)");
+        workspace.p = NULL, workspace.bytes = 0;
+        cuda_check(cudaMalloc(&workspace.p, bytes), "cudaMalloc (split-K workspace)");
+        workspace.bytes = bytes;
+    }
+    return workspace.p;
+}
+
+template <class T> static auto kernel_of() /* (if constexpr: only the kernel of T's pipeline is compiled) */
+{
+    if constexpr (T::ASYNC)
+        return sgemm_async<T>;
+    else
+        return sgemm_tuned<T>;
+}
+
+/** Launches configuration T on the whole problem, K cut into @p slabs (1: no split). */
 template <class T>
 static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                        float beta, float *C, int ldc)
+                        float beta, float *C, int ldc, int slabs)
 {
-    auto kernel = [] { /* (if constexpr: only the kernel of T's pipeline is compiled) */
-        if constexpr (T::ASYNC)
-            return sgemm_async<T>;
-        else
-            return sgemm_tuned<T>;
-    }();
     if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
-        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
+        cuda_check(cudaFuncSetAttribute(kernel_of<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
                    "allowing the kernel its shared memory");
-    dim3 grid(ceil_div(M, T::BM), ceil_div(N, T::BN)); /* x covers the rows, y the columns */
-    kernel<<<grid, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vectorizable(A, lda),
-                                                vectorizable(B, ldb), vectorizable(C, ldc));
+    /* a slab's K: a multiple of SPLIT_ROUND, and no empty slab */
+    const int kchunk = slabs == 1 ? K : ceil_div(ceil_div(K, slabs), SPLIT_ROUND) * SPLIT_ROUND;
+    slabs = ceil_div(K, kchunk);
+    float *out = C;
+    int ld_out = ldc;
+    if (slabs > 1) /* the slabs go to the workspace, M x N each, summed into C afterwards */
+        out = workspace_for((size_t)slabs * M * N * sizeof(float)), ld_out = M;
+    dim3 grid(ceil_div(M, T::BM), ceil_div(N, T::BN), slabs); /* x covers the rows, y the columns, z K */
+    kernel_of<T>()<<<grid, T::THREADS, T::SMEM_BYTES>>>(
+        M, N, K, slabs > 1 ? 1.0f : alpha, A, lda, B, ldb, slabs > 1 ? 0.0f : beta, out, ld_out,
+        vectorizable(A, lda), vectorizable(B, ldb), slabs > 1 ? ld_out % VEC == 0 : vectorizable(C, ldc), kchunk);
+    if (slabs > 1) {
+        const size_t elems = (size_t)M * N;
+        const int blocks = (int)(elems / REDUCE_THREADS + 1 < 65535 ? elems / REDUCE_THREADS + 1 : 65535);
+        sum_slabs<<<blocks, REDUCE_THREADS>>>(M, N, slabs, alpha, out, beta, C, ldc);
+    }
 }
 
 /** The shape classes, each with its own configuration. */
@@ -606,10 +707,13 @@ enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO 
 static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
 static const int class_tiles[CLASSES][11] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
                                              {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
-static int forced = AUTO; /* --param class=NAME runs that class's configuration at every shape */
+static int forced = AUTO;  /* --param class=NAME runs that class's configuration at every shape */
+static int by_shape = 1;   /* --param choose=shape|class: steps 2-3 above, or the class's configuration alone */
+static int split_slabs = 0; /* --param split=auto|N: 0 lets step 3 decide, N >= 1 asks for N slabs */
 
-/** The class of a problem: first small (few tiles), then unaligned (A or B without 128-bit loads:
- *  the copies go element by element), then short K, then by aspect ratio. */
+/** The class of a problem: first small (a 128x128 tiling fills under 3/4 of one wave of 2 blocks per
+ *  SM on the H200: 196 tiles), then unaligned (A or B without 128-bit loads), then short K, then by
+ *  aspect ratio. */
 static int classify(int M, int N, int K, bool aligned)
 {
     if ((long long)M * N < SMALL_MN)
@@ -625,36 +729,125 @@ static int classify(int M, int N, int K, bool aligned)
     return SQUARE;
 }
 
+static int sm_count(void)
+{
+    static int sms = 0;
+    if (sms == 0) {
+        int device = 0;
+        cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "counting the SMs");
+    }
+    return sms;
+}
+
+/** Tiles of class @p c's configuration on an M x N problem. */
+static long long tiles_of(int c, int M, int N)
+{
+    return (long long)ceil_div(M, class_tiles[c][0]) * ceil_div(N, class_tiles[c][1]);
+}
+
+/** The share of the busiest SM's time that the average SM works: @p tiles over the SMs, the busiest
+ *  getting ceil(tiles / SMs). */
+static double fill(long long tiles)
+{
+    const long long sms = sm_count(), rounds = (tiles + sms - 1) / sms;
+    return (double)tiles / (double)(rounds * sms);
+}
+
+/** Step 3: slabs of K for class @p c's configuration, where some SM would have no tile at all: the
+ *  fewest that give the best fill, if that beats no split by SPLIT_GAIN; each slab at least SPLIT_MIN_K
+ *  of K, the workspace at most WORKSPACE_MAX. */
+static int split_count(int c, int M, int N, int K)
+{
+    if (split_slabs > 0) { /* asked for: as many as the workspace allows */
+        int slabs = split_slabs;
+        while (slabs > 1 && (size_t)slabs * M * N * sizeof(float) > WORKSPACE_MAX)
+            --slabs;
+        return slabs;
+    }
+    const long long tiles = tiles_of(c, M, N);
+    if (tiles >= sm_count()) /* every SM has a tile: a split would only even out the last round */
+        return 1;
+    int best = 1;
+    double best_fill = fill(tiles);
+    for (int slabs = 2; slabs <= SPLIT_MAX && slabs <= K / SPLIT_MIN_K; ++slabs) {
+        if ((size_t)slabs * M * N * sizeof(float) > WORKSPACE_MAX)
+            break;
+        const double f = fill(tiles * slabs);
+        if (f > best_fill * (best == 1 ? SPLIT_GAIN : 1.0) + 1e-9)
+            best = slabs, best_fill = f;
+    }
+    return best;
+}
+
+/** Steps 1-2: the configuration (by its class) for this shape. */
+static int choose(int M, int N, int K, bool aligned)
+{
+    if (forced != AUTO)
+        return forced;
+    int best = classify(M, N, K, aligned);
+    if (!by_shape)
+        return best;
+    double best_fill = fill(tiles_of(best, M, N));
+    for (int c = 0; c < CLASSES; ++c) {
+        const double f = fill(tiles_of(c, M, N));
+        if (f > FILL_MARGIN * best_fill)
+            best = c, best_fill = f;
+    }
+    return best;
+}
+
 static void launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                    float beta, float *C, int ldc)
 {
     const bool aligned = vectorizable(A, lda) && vectorizable(B, ldb);
-    switch (forced != AUTO ? forced : classify(M, N, K, aligned)) {
-    case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    const int c = choose(M, N, K, aligned), slabs = by_shape || split_slabs > 0 ? split_count(c, M, N, K) : 1;
+    switch (c) {
+    case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
     }
 }
 
-/** --param class=auto|square|tall|wide|short_k|small|unaligned; the description lists each class's
- *  configuration as block/warp/thread tile/pipeline depth/blocks per SM/order/issue. */
+/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class, split=auto|N; the
+ *  description lists each class's configuration as block/warp/thread tile/pipeline depth/blocks per
+ *  SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
+    static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned, "
+                                "choose=shape|class and split=auto|1|2|3|8";
     for (int t = 0; t < nparams; ++t) {
-        if (strncmp(params[t], "class=", 6) != 0)
-            return "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned";
-        const char *name = params[t] + 6;
-        forced = strcmp(name, "auto") == 0 ? AUTO : -1;
-        for (int c = 0; c < CLASSES; ++c)
-            if (strcmp(name, class_names[c]) == 0)
-                forced = c;
-        if (forced < 0)
-            return "class must be auto, square, tall, wide, short_k, small or unaligned";
+        const char *p = params[t];
+        if (strncmp(p, "class=", 6) == 0) {
+            const char *name = p + 6;
+            forced = strcmp(name, "auto") == 0 ? AUTO : -1;
+            for (int c = 0; c < CLASSES; ++c)
+                if (strcmp(name, class_names[c]) == 0)
+                    forced = c;
+            if (forced < 0)
+                return "class must be auto, square, tall, wide, short_k, small or unaligned";
+        } else if (strncmp(p, "choose=", 7) == 0) {
+            by_shape = strcmp(p + 7, "shape") == 0 ? 1 : strcmp(p + 7, "class") == 0 ? 0 : -1;
+            if (by_shape < 0)
+                return "choose must be shape (wave fill and split-K) or class (the class's configuration alone)";
+        } else if (strncmp(p, "split=", 6) == 0) {
+            const bool automatic = strcmp(p + 6, "auto") == 0;
+            char *end = NULL;
+            const long n = automatic ? 0 : strtol(p + 6, &end, 10);
+            if (!automatic && (end == p + 6 || *end != '\0' || n < 1 || n > SPLIT_MAX))
+                return "split must be auto or a number of slabs of K from 1 to 64";
+            split_slabs = (int)n;
+        } else {
+            return usage;
+        }
     }
-    int len = snprintf(desc, desclen, "class=%s", forced == AUTO ? "auto" : class_names[forced]);
+    int len = snprintf(desc, desclen, "class=%s choose=%s split=", forced == AUTO ? "auto" : class_names[forced],
+                       by_shape ? "shape" : "class");
+    len += split_slabs == 0 ? snprintf(desc + len, desclen - len, "auto")
+                            : snprintf(desc + len, desclen - len, "%d", split_slabs);
     for (int c = 0; c < CLASSES && len > 0 && (unsigned)len < desclen; ++c) {
         const int *t = class_tiles[c]; /* block BMxBNxBK, warp WMxWN, thread TMxTN, pipe, blocks, order, issue */
         len += snprintf(desc + len, desclen - len, "; %s %dx%dx%d/%dx%d/%dx%d/%d/%d/%d/%d", class_names[c], t[0],
