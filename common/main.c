@@ -4,10 +4,11 @@
  *
  * For every shape: fill fresh random inputs, run the step once on a C that
  * is poisoned (beta == 0) or holds C0 and verify it against the double-precision
- * reference, time the step, run and verify it once more after the timed runs
- * (a step that is right only on its first call fails), time the baseline the
- * same way in the same process, check the rate against the device's measured
- * ceiling, and print (and optionally append to CSV) one row.
+ * reference, time the step and the baseline in the same process (on a CPU taking
+ * turns, one run each per round), run and verify the step once more after the
+ * timed runs (a step that is right only on its first call fails), check the rate
+ * against the device's measured ceiling, and print (and optionally append to CSV)
+ * one row.
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <errno.h>
@@ -295,19 +296,37 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
         backend_time(st, p, RUN_STEP, 0, 1, &one_run_ms);
     int reps, warmup;
     timing_plan(opt->reps, opt->warmup, one_run_ms, &reps, &warmup);
-    double *ms = host_alloc((size_t)(reps > TIMING_DEFAULT_REPS ? reps : TIMING_DEFAULT_REPS) * sizeof(double), "timings");
-    backend_time(st, p, RUN_STEP, warmup, reps, ms);
-    double step_min = minimum(ms, reps), step_med = median(ms, reps);
-    if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
-        after = check_run(st, p, &d);
     /* The baseline gets its own plan, from one run of its own: it may be far slower than the step
      * (cublasXt from pageable memory is, in Part III). */
     if (opt->reps <= 0 || opt->warmup < 0)
         backend_time(st, p, RUN_BASELINE, 0, 1, &one_run_ms);
-    timing_plan(opt->reps, opt->warmup, one_run_ms, &reps, &warmup);
-    backend_time(st, p, RUN_BASELINE, warmup, reps, ms);
-    double base_med = median(ms, reps);
+    int base_reps, base_warmup;
+    timing_plan(opt->reps, opt->warmup, one_run_ms, &base_reps, &base_warmup);
+    const int most = reps > base_reps ? reps : base_reps;
+    double *ms = host_alloc((size_t)most * sizeof(double), "timings");
+    double *base_ms = host_alloc((size_t)most * sizeof(double), "timings");
+    if (st->target == TARGET_CPU) {
+        /* On a CPU the step and the baseline take turns, one timed run each per round: a slow spell of
+         * the machine (another tenant, a lower clock) then falls on both alike instead of on whichever
+         * was being timed. (A GPU's clock holds within a run; there each is timed in one batch.) */
+        backend_time(st, p, RUN_STEP, warmup, 0, ms);
+        backend_time(st, p, RUN_BASELINE, base_warmup, 0, base_ms);
+        for (int r = 0; r < most; ++r) {
+            if (r < reps)
+                backend_time(st, p, RUN_STEP, 0, 1, &ms[r]);
+            if (r < base_reps)
+                backend_time(st, p, RUN_BASELINE, 0, 1, &base_ms[r]);
+        }
+    } else {
+        backend_time(st, p, RUN_STEP, warmup, reps, ms);
+        backend_time(st, p, RUN_BASELINE, base_warmup, base_reps, base_ms);
+    }
+    double step_min = minimum(ms, reps), step_med = median(ms, reps);
+    double base_med = median(base_ms, base_reps);
     host_free(ms);
+    host_free(base_ms);
+    if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
+        after = check_run(st, p, &d);
     char note[sizeof row->note];
     backend_row_note(st, p, step_med, note, sizeof note);
     backend_unload();
