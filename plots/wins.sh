@@ -8,7 +8,7 @@
 #          GPU data: the autotuned step (14) against cuBLAS SGEMM; CPU data: the prefetch step (20, one
 #          thread) and the threads step (21, all cores) against OpenBLAS DGEMM. The line: every square
 #          shape of the step's default sweep (stepNN.csv) and of a size sweep where one was measured
-#          (stepNN_sweep.csv: `build/stepNN --sizes ... --csv`, none committed yet), the later file's row
+#          (stepNN_sweep.csv: `build/stepNN --sizes ... --csv`; step 14's is committed), the later file's row
 #          where a size repeats; the odd sizes (odd_sizes*.csv) as separate points. Failed rows are left out.
 set -u
 DATA=${1:?usage: plots/wins.sh DATA OUT} OUT=${2:?usage: plots/wins.sh DATA OUT}

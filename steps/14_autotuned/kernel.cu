@@ -1,6 +1,6 @@
 /**
  * @file
- * @brief Step 14: every tile and pipeline size a parameter, a tuner, and the configuration chosen per shape class.
+ * @brief Step 14: every tile and pipeline size a parameter, a tuner, and the configuration chosen per shape.
  *
  * The kernel is steps 09-13 (warp tiling, register prefetch, double
  * buffering, the cp.async ring, the FFMA order and the straight steady-state
@@ -29,7 +29,9 @@
  * declared space, verifies each, times them at one shape per class and
  * writes the fastest per class to a config header; the Makefile pre-includes
  * that header here (build/tuned.h, else the committed tuned_h200.h, else the
- * defaults below). At run time the launcher picks the class of the shape.
+ * defaults below). At run time the launcher picks the class of the shape, then
+ * looks at how its tiles fill the SMs: another tuned configuration, or K split
+ * into slabs (split-K), where that fills them better ("the choice per shape").
  *
  * The one piece of C++ beyond step 13's templates is a class template, `tile`:
  * it bundles a configuration's constants so that one kernel can be compiled for each.
@@ -859,7 +861,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 const struct step STEP = {
     .number = 14,
     .name = "autotuned",
-    .summary = "block, warp and thread tiles and buffering chosen per shape class by make tune",
+    .summary = "tiles and buffering tuned per shape class by make tune; per shape, the fill of the SMs and split-K",
     .precision = PRECISION_FP32,
     .target = TARGET_GPU,
     .max_size = 0,
