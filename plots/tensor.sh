@@ -107,9 +107,9 @@ if [ -s "$DATA/step28_ablation.csv" ]; then
 fi
 if [ -s "$DATA/step28_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
     {
-        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue), as a fraction of cuBLAS BF16 in the same run\\n${dev28:-$DEVICE}${d28:+, data of $d28}\""
+        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue, no clusters), as a fraction of cuBLAS BF16 in the same run\\n${dev28:-$DEVICE}${d28:+, data of $d28}\""
         echo "set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1"
-        echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [*:1.05]; set grid ytics; set key top right"
+        echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [0.5:1.05]; set grid ytics; set key top right"
         echo "set xtics rotate by -35 font ',9'; set bmargin 7"
         echo "plot '$TMP/ab.dat' using 2:xtic(1) title '4096^3', '' using 3 title '8192^3', 1 with lines lc rgb '#cc3311' lw 2 title 'cuBLAS'"
     } >"$TMP/ab.gp"
