@@ -197,18 +197,23 @@ if [ -n "$single$multi" ]; then
     render threads_part2 "$TMP/threads.gp" || status=1
 fi
 
-# 4. roofline: GPU FP32 steps at the intensity their tile implies, against the two ceilings.
-if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
-    : >"$TMP/roof.dat"
+# tile_points PRECISION INTENSITY: "intensity GFLOP/s step" for each step of plots/tiles.csv whose data is
+# in PRECISION, at 4096^3 (or its largest size); INTENSITY is an awk expression of the tile, m x n.
+tile_points() {
+    local s bm bn size g
     while IFS=, read -r s bm bn; do
         case "$s" in ''|\#*|step) continue ;; esac
-        [ -f "$DATA/step$s.csv" ] && [ "$(field "$s" 3)" = FP32 ] || continue # (BF16: roofline_tc below)
-        read -r n g _ _ <<<"$(headline "$s" 4096)"
-        [ -n "$n" ] || continue
-        # bm x bn tile: bm*bn / (2 (bm + bn)) flop per byte of FP32 data; no tile: 2 flops per 8 bytes.
-        ai=$(awk -v m="$bm" -v n="$bn" 'BEGIN { print (m == 0 ? 0.25 : m * n / (2.0 * (m + n))) }')
-        echo "$ai $g $s" >>"$TMP/roof.dat"
+        [ -f "$DATA/step$s.csv" ] && [ "$(field "$s" 3)" = "$1" ] || continue
+        read -r size g _ _ <<<"$(headline "$s" 4096)"
+        [ -n "$size" ] || continue
+        echo "$(awk -v m="$bm" -v n="$bn" "BEGIN { print $2 }") $g $s"
     done <plots/tiles.csv
+}
+
+# 4. roofline: GPU FP32 steps at the intensity their tile implies, against the two ceilings.
+if [ -n "$PEAK" ] && [ -n "$BANDWIDTH" ]; then
+    # bm x bn tile: bm*bn / (2 (bm + bn)) flop per byte of FP32 data; no tile: 2 flops per 8 bytes.
+    tile_points FP32 'm == 0 ? 0.25 : m * n / (2.0 * (m + n))' >"$TMP/roof.dat"
     # Steps with the same tile and nearly the same rate (within 3% of the slowest of the group) share
     # one label, "02,03", at the group's fastest point: their points would overlap anyway. Labels go
     # to the left of the points (column 4), except at the rightmost tile, which gets them on its right
@@ -246,14 +251,7 @@ fi
 #     A point above the slope is not an error: it is the L2 reuse between blocks that the tile-only
 #     intensity leaves out (the grouped tile order of steps 25-28 is what earns it).
 if [ -n "$TC_WGMMA" ] && [ -n "$BANDWIDTH" ]; then
-    : >"$TMP/rooftc.dat"
-    while IFS=, read -r s bm bn; do
-        case "$s" in ''|\#*|step) continue ;; esac
-        [ -f "$DATA/step$s.csv" ] && [ "$(field "$s" 3)" = BF16 ] || continue
-        read -r n g _ _ <<<"$(headline "$s" 4096)"
-        [ -n "$n" ] || continue
-        echo "$(awk -v m="$bm" -v n="$bn" 'BEGIN { print m * n / (m + n) }') $g $s" >>"$TMP/rooftc.dat"
-    done <plots/tiles.csv
+    tile_points BF16 'm * n / (m + n)' >"$TMP/rooftc.dat"
     if [ -s "$TMP/rooftc.dat" ]; then
         base=$(headline 28 4096 2>/dev/null | awk '{ print $3 }')
         {
