@@ -174,21 +174,21 @@ run_bg() {
     CURRENT_PID=""
     return $rc
 }
-# run_peak BIN CSV: a peak measurement, kept if it succeeds.
+# run_peak BIN CSV: a peak measurement, kept if it succeeds; exit 4 (this hardware cannot run it) is a note.
 run_peak() {
-    if run_bg "$2.tmp" "$1" --csv "$2.tmp" >/dev/null; then mv "$2.tmp" "$2"
-    else rm -f "$2.tmp"; echo "   $1 failed"; STATUS=1; fi
+    local rc=0
+    run_bg "$2.tmp" "$1" --csv "$2.tmp" >/dev/null || rc=$?
+    if [ "$rc" -eq 0 ]; then mv "$2.tmp" "$2"
+    else
+        rm -f "$2.tmp"
+        if [ "$rc" -eq 4 ]; then echo "   $1: not for this hardware (exit 4), left out"
+        else echo "   $1 failed"; STATUS=1; fi
+    fi
     CURRENT_TMP=""
 }
 [ "$GPU_PEAK" -eq 1 ] && run_peak build/peak "$OUTDIR/data/$(gpu_machine)/peak.csv"
-# The BF16 tensor-core rate (Part IV's ceiling) needs wgmma, sm_90 only: elsewhere build/tc_peak exits 4, a note.
-if [ "$GPU_PEAK" -eq 1 ]; then
-    TC_CSV="$OUTDIR/data/$(gpu_machine)/tc_peak.csv"
-    if run_bg "$TC_CSV.tmp" build/tc_peak --csv "$TC_CSV.tmp" >/dev/null 2>"$RUNDIR/tc_peak.err"; then mv "$TC_CSV.tmp" "$TC_CSV"
-    elif [ $? -eq 4 ]; then rm -f "$TC_CSV.tmp"; echo "   build/tc_peak: not an sm_90 GPU, no tensor-core ceiling for Part IV"
-    else rm -f "$TC_CSV.tmp"; echo "   build/tc_peak failed ($RUNDIR/tc_peak.err)"; STATUS=1; fi
-    CURRENT_TMP=""
-fi
+# The BF16 tensor-core rate (Part IV's ceiling) needs wgmma: on a GPU other than sm_90, build/tc_peak exits 4.
+[ "$GPU_PEAK" -eq 1 ] && run_peak build/tc_peak "$OUTDIR/data/$(gpu_machine)/tc_peak.csv"
 [ "$CPU_PEAK" -eq 1 ] && run_peak build/cpu_peak "$OUTDIR/data/$(cpu_machine)/cpu_peak.csv"
 
 # Each run records how long each step took (seconds_NN=S in meta.txt); the next run of the same kind
