@@ -20,6 +20,7 @@
 #define GEMM_DIST_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #include "step.h"
 
@@ -52,6 +53,23 @@ typedef void (*dist_dgemm_fn)(const struct dist_grid *g, int m, int n, int k, do
                               int lda, const double *B, int ldb, double beta, double *C, int ldc,
                               struct dist_stats *stats);
 
+/** Where a step keeps A, B and C when not in host memory (step 23 with local=gpu: each rank's GPU). The
+ *  harness then allocates the three local arrays there, copies the inputs in before the runs and the result
+ *  out after the checked ones, and times the runs alone: the matrices live there, as in an application
+ *  that keeps them on its GPUs (lesson 23). */
+struct dist_memory {
+    const char *device;                                    /**< the rows' device column (no commas) */
+    void *(*alloc)(size_t bytes, const char *what);        /**< never NULL: exits with one line instead */
+    void (*release)(void *p);                              /**< NULL is fine */
+    void (*put)(void *dst, const void *src, size_t bytes); /**< host memory -> there */
+    void (*get)(void *dst, const void *src, size_t bytes); /**< there -> host memory */
+    /** The baseline of the 1x1 grid (its local arrays are the whole matrices): the vendor's GEMM on the
+     *  same arrays, in one call; NULL if none. */
+    void (*alone)(int m, int n, int k, double alpha, const double *A, int lda, const double *B, int ldb,
+                  double beta, double *C, int ldc);
+    const char *alone_desc; /**< that baseline in the rows (no commas) */
+};
+
 /** What the distributed step tells its harness about itself. */
 struct dist_step {
     int number;              /**< its place on the ladder */
@@ -60,7 +78,10 @@ struct dist_step {
     dist_dgemm_fn dgemm;     /**< the launcher, called on every rank at once */
     configure_fn configure;  /**< its settings (--param); called on every rank with the same values */
     const struct step *(*local)(void); /**< the node-level routine configure chose (its target says which
-                                            ceiling applies: the harness checks rates against CPU cores only) */
+                                            ceiling applies: the harness checks rates against CPU cores only);
+                                            NULL where no routine on host memory runs (local=gpu) */
+    const struct dist_memory *(*memory)(void); /**< where A, B and C live: NULL, or NULL returned, for host
+                                                    memory; asked once, after configure */
 };
 
 /** The distributed step defines exactly one of these; dist_main.c reads it. */

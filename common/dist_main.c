@@ -39,6 +39,7 @@ struct settings {
     int Q;                               /**< process columns */
     int nb;                              /**< nb=, the baseline's block size */
     int baseline;                        /**< 1: ScaLAPACK's PDGEMM runs beside the step */
+    int baseline_said;                   /**< 1: baseline= was on the command line */
     const char *step_params[MAX_PARAMS]; /**< the step's own --param values */
     int nstep;                           /**< how many */
 };
@@ -50,6 +51,7 @@ static void split_params(const struct options *opt, struct settings *s)
     s->nb = DEFAULT_NB;
     s->baseline = dist_baseline_built();
     s->nstep = 0;
+    s->baseline_said = 0;
     for (int t = 0; t < opt->nparams; ++t) {
         const char *p = opt->params[t];
         if (strncmp(p, "grid=", 5) == 0) {
@@ -58,7 +60,9 @@ static void split_params(const struct options *opt, struct settings *s)
                 dist_usage_error("--param grid takes PxQ, e.g. grid=2x4 (P process rows, Q process columns)");
         } else if (strcmp(p, "baseline=none") == 0) {
             s->baseline = 0;
+            s->baseline_said = 1;
         } else if (strcmp(p, "baseline=scalapack") == 0) {
+            s->baseline_said = 1;
             if (!dist_baseline_built())
                 dist_usage_error("baseline=scalapack: this build has no ScaLAPACK (install " DIST_SCALAPACK_PACKAGE
                                  " and rebuild)");
@@ -162,6 +166,25 @@ static void print_split(const struct dist_shape_result *r)
     fflush(stdout);
 }
 
+/* The step keeps its arrays in its own memory (a GPU's): the rows name that device, and unless baseline= says
+ * otherwise the baseline is the vendor's GEMM of the whole product on one device, which only the 1x1 grid
+ * holds; PDGEMM on the CPUs is then only timed when asked for. */
+static void choose_device_baseline(struct dist_context *ctx, const struct settings *s)
+{
+    snprintf(ctx->device, sizeof ctx->device, "%s", ctx->mem->device);
+    if (s->baseline_said)
+        return;
+    if (s->P == 1 && s->Q == 1 && ctx->mem->alone != NULL) {
+        ctx->baseline = ctx->alone = 1;
+        snprintf(ctx->baseline_desc, sizeof ctx->baseline_desc, "%s", ctx->mem->alone_desc);
+    } else {
+        ctx->baseline = 0;
+        snprintf(ctx->baseline_desc, sizeof ctx->baseline_desc,
+                 "none (the 1x1 grid's baseline is %s; baseline=scalapack times PDGEMM on the CPUs)",
+                 ctx->mem->alone != NULL ? ctx->mem->alone_desc : "none");
+    }
+}
+
 /** Start MPI, parse, set up the grid and the baseline, then run, verify, time and report every shape. */
 int main(int argc, char **argv)
 {
@@ -214,9 +237,13 @@ int main(int argc, char **argv)
         snprintf(ctx.baseline_desc, sizeof ctx.baseline_desc,
                  "none (switched off: baseline=none) grid %dx%d %d thread%s per rank", s.P, s.Q, ctx.threads,
                  ctx.threads == 1 ? "" : "s");
-    if (ctx.baseline)
+    ctx.mem = DIST_STEP.memory != NULL ? DIST_STEP.memory() : NULL;
+    if (ctx.mem != NULL)
+        choose_device_baseline(&ctx, &s);
+    if (ctx.baseline && !ctx.alone)
         dist_baseline_open(&ctx.grid);
-    if (DIST_STEP.local()->target == TARGET_CPU) /* a GPU's rate is no CPU core's: no ceiling then */
+    const struct step *local = DIST_STEP.local();
+    if (local != NULL && local->target == TARGET_CPU) /* a GPU's rate is no CPU core's: no ceiling then */
         dist_measure_ceiling(&ctx);
     const int nodes = dist_nodes();
     if (rank == 0 && !opt.quiet)
@@ -236,7 +263,7 @@ int main(int argc, char **argv)
         if (opt.csv_path != NULL && report_append_csv(opt.csv_path, &res.row) != 0)
             die(EXIT_RUNTIME, "cannot write to '%s': %s", opt.csv_path, strerror(errno));
     }
-    if (ctx.baseline)
+    if (ctx.baseline && !ctx.alone)
         dist_baseline_close();
     dist_grid_free(&ctx.grid);
     if (failures > 0) {

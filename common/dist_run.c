@@ -61,6 +61,9 @@ struct arrays {
     double *B;     /**< its block of B, leading dimension ldb */
     double *C0;    /**< its block of C before the call, leading dimension ldc */
     double *C;     /**< its block of C, the step's result */
+    double *dA;    /**< where the step reads A: A itself, or its copy where the step's memory is (ctx->mem) */
+    double *dB;    /**< where it reads B */
+    double *dC;    /**< where it updates C */
     double *ref;   /**< the FP64 reference of its block of C, rows.len x cols.len */
     double *absab; /**< |A||B| of its block, rows.len x cols.len */
 };
@@ -99,21 +102,37 @@ static struct verify_input local_input(const struct dist_problem *p, const struc
 static void run_step(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a,
                      struct dist_stats *st)
 {
-    DIST_STEP.dgemm(&ctx->grid, p->m, p->n, p->k, p->alpha, a->A, (int)p->lda, a->B, (int)p->ldb, p->beta, a->C,
+    DIST_STEP.dgemm(&ctx->grid, p->m, p->n, p->k, p->alpha, a->dA, (int)p->lda, a->dB, (int)p->ldb, p->beta, a->dC,
                     (int)p->ldc, st);
 }
 
-/* Run the step once from C0 (C poisoned with NaN when beta == 0, padding kept) and verify every block. */
-static struct dist_verdict check_run(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a)
+/* The baseline of the 1x1 grid with the step's memory (ctx->alone): the vendor's GEMM on the same arrays. */
+static void run_alone(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a)
 {
-    memcpy(a->C, a->C0, count(p->ldc, p->cols.len) * sizeof(double));
+    ctx->mem->alone(p->m, p->n, p->k, p->alpha, a->dA, (int)p->lda, a->dB, (int)p->ldb, p->beta, a->dC, (int)p->ldc);
+}
+
+/* Run the step (or, with @p alone, the baseline of run_alone) once from C0 (C poisoned with NaN when
+ * beta == 0, padding kept) and verify every block. */
+static struct dist_verdict check_run(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a,
+                                     int alone)
+{
+    const size_t bytes = count(p->ldc, p->cols.len) * sizeof(double);
+    memcpy(a->C, a->C0, bytes);
     if (p->beta == 0.0) /* C must not be read: an element never written fails */
         for (int j = 0; j < p->cols.len; ++j)
             for (int i = 0; i < p->rows.len; ++i)
                 a->C[(size_t)i + (size_t)j * (size_t)p->ldc] = NAN;
+    if (ctx->mem != NULL) /* the whole array, padding too: the check below compares it bit for bit */
+        ctx->mem->put(a->dC, a->C, bytes);
     struct dist_stats unused = {0.0, 0.0, 0.0};
     mpi_check(MPI_Barrier(ctx->grid.comm), "MPI_Barrier");
-    run_step(ctx, p, a, &unused);
+    if (alone)
+        run_alone(ctx, p, a);
+    else
+        run_step(ctx, p, a, &unused);
+    if (ctx->mem != NULL)
+        ctx->mem->get(a->C, a->dC, bytes);
     const struct verify_input in = local_input(p, a);
     return dist_verify(ctx->grid.comm, &in, p->rows, p->cols, p->m, p->n);
 }
@@ -125,7 +144,9 @@ static void time_runs(const struct dist_context *ctx, const struct dist_problem 
     for (int r = 0; r < warmup + reps; ++r) {
         mpi_check(MPI_Barrier(ctx->grid.comm), "MPI_Barrier");
         const double t0 = wall_seconds();
-        if (baseline)
+        if (baseline && ctx->alone)
+            run_alone(ctx, p, a);
+        else if (baseline)
             dist_baseline_run(p->alpha, p->beta);
         else
             run_step(ctx, p, a, r < warmup ? &(struct dist_stats){0.0, 0.0, 0.0} : st);
@@ -173,10 +194,21 @@ static void split(const struct dist_context *ctx, const struct dist_problem *p, 
 
 /* The baseline, timed as the step was; with checks, first one run from C0 whose result must be the
  * verified one's (the same matrices, laid out block-cyclically). Returns 0 if it was not. */
-static int time_baseline(const struct dist_context *ctx, const struct dist_problem *p, int index,
+static int time_baseline(const struct dist_context *ctx, const struct dist_problem *p, int index, struct arrays *a,
                          const struct dist_projection *verified, int warmup, int reps, double *ms)
 {
     int same = 1;
+    if (ctx->alone) { /* on the step's own arrays: verified as the step is */
+        if (verified != NULL) {
+            const struct dist_verdict v = check_run(ctx, p, a, 1);
+            same = v.pass;
+            if (!same)
+                report_failure(ctx, p, "the baseline's checked run", &v);
+            warmup = warmup > 0 ? warmup - 1 : 0; /* that run was a warm-up too */
+        }
+        time_runs(ctx, p, a, 1, warmup, reps, ms, NULL);
+        return same;
+    }
     dist_baseline_load(&ctx->grid, p->m, p->n, p->k, ctx->nb, ctx->opt->seed, index);
     if (verified != NULL) {
         dist_baseline_run(p->alpha, p->beta);
@@ -200,7 +232,7 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
 {
     const struct options *opt = ctx->opt;
     const uint64_t seed = opt->seed;
-    struct arrays a = {NULL, NULL, NULL, NULL, NULL, NULL};
+    struct arrays a = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     a.A = host_alloc(count(p->lda, p->acols.len) * sizeof(double), "A");
     a.B = host_alloc(count(p->ldb, p->cols.len) * sizeof(double), "B");
     a.C0 = host_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C0");
@@ -210,6 +242,16 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     dist_fill_block(a.B, p->ldb, p->brows, p->cols, p->k, dist_stream(seed, index, MATRIX_B), NAN);
     dist_fill_block(a.C0, p->ldc, p->rows, p->cols, p->m, dist_stream(seed, index, MATRIX_C), C_PADDING);
     memcpy(a.C, a.C0, count(p->ldc, p->cols.len) * sizeof(double));
+    a.dA = a.A, a.dB = a.B, a.dC = a.C;
+    if (ctx->mem != NULL) { /* the step's memory: copies of the three, padding included */
+        const size_t na = count(p->lda, p->acols.len), nb = count(p->ldb, p->cols.len), nc = count(p->ldc, p->cols.len);
+        a.dA = ctx->mem->alloc(na * sizeof(double), "A");
+        a.dB = ctx->mem->alloc(nb * sizeof(double), "B");
+        a.dC = ctx->mem->alloc(nc * sizeof(double), "C");
+        ctx->mem->put(a.dA, a.A, na * sizeof(double));
+        ctx->mem->put(a.dB, a.B, nb * sizeof(double));
+        ctx->mem->put(a.dC, a.C, nc * sizeof(double));
+    }
 
     struct dist_verdict first = {.pass = 1, .rel_err = NAN}, after = first;
     struct dist_projection verified;
@@ -218,7 +260,7 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
         a.ref = host_alloc((mn > 0 ? mn : 1) * sizeof(double), "reference");
         a.absab = host_alloc((mn > 0 ? mn : 1) * sizeof(double), "|A||B|");
         local_reference(ctx, p, index, &a);
-        first = check_run(ctx, p, &a);
+        first = check_run(ctx, p, &a, 0);
         const struct verify_input in = local_input(p, &a);
         verified = dist_project_block(ctx->grid.comm, &in, p->rows, p->cols, p->m,
                                       dist_stream(seed, index, PROJECTION_STREAM));
@@ -237,14 +279,19 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     const double step_min = minimum(ms, reps), step_med = median(ms, reps);
     split(ctx, p, &st, reps, res);
     if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
-        after = check_run(ctx, p, &a);
+        after = check_run(ctx, p, &a, 0);
     double base_med = NAN;
     int same = 1;
     if (ctx->baseline) {
-        same = time_baseline(ctx, p, index, opt->check ? &verified : NULL, warmup, reps, ms);
+        same = time_baseline(ctx, p, index, &a, opt->check ? &verified : NULL, warmup, reps, ms);
         base_med = median(ms, reps);
     }
     host_free(ms);
+    if (ctx->mem != NULL && ctx->mem->release != NULL) {
+        ctx->mem->release(a.dA);
+        ctx->mem->release(a.dB);
+        ctx->mem->release(a.dC);
+    }
     host_free(a.A);
     host_free(a.B);
     host_free(a.C0);

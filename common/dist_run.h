@@ -42,7 +42,9 @@ struct dist_context {
     struct dist_grid grid;      /**< the process grid */
     int threads;                /**< OpenMP threads per rank (the node routine's, and the BLAS's) */
     int nb;                     /**< the baseline's block size */
-    int baseline;               /**< 1: PDGEMM is timed beside the step */
+    int baseline;               /**< 1: a baseline is timed beside the step: PDGEMM, or mem->alone */
+    int alone;                  /**< 1: that baseline is mem->alone (the 1x1 grid with local=gpu) */
+    const struct dist_memory *mem; /**< where the step's arrays live (NULL: host memory) */
     double ceiling_gflops;      /**< no correct run of the grid is faster (0: not checked) */
     char device[256];           /**< the CPU model (no commas: it goes into CSV) */
     char baseline_desc[256];    /**< the baseline as it runs (no commas) */
