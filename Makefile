@@ -202,12 +202,35 @@ MPI_HYBRID_OBJS := $(NODE_HYBRID_OBJ) $(OBJ)/common/gpu.o \
     $(patsubst %.cu,$(OBJ)/%.o,$(filter-out %/kernel.cu %_bench.cu,$(wildcard $(NODE_HYBRID_DIR)/*.cu)))
 MPI_HYBRID_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart -lstdc++ -lpthread
 $(MPI_KERNEL_OBJ): override CFLAGS += -DHAVE_NODE_HYBRID
+# --param local=gpu: the step's other C files (summa_gpu.c: SUMMA on each rank's GPU) are C against the
+# CUDA runtime, cuBLAS and step 22's FP64 kernel, and NCCL where it is found: NCCL_LIBS="-L<dir> -lnccl" and
+# NCCL_CFLAGS="-I<dir>" name one elsewhere; NCCL=none builds without it (panels staged through host memory).
+CUDA_INCDIR := $(abspath $(dir $(shell command -v $(NVCC)))../include)
+HASH := \#
+NCCL_PROBE = printf '$(HASH)include <nccl.h>\nint main(void){ncclUniqueId id;return ncclGetUniqueId(&id)!=ncclSuccess;}' | \
+    $(MPICC) -x c - -o /dev/null -I$(CUDA_INCDIR) $(NCCL_CFLAGS) $(1) -L$(CUDA_LIBDIR) -lcudart >/dev/null 2>&1 && echo $(1)
+ifeq ($(NCCL),none)
+  override NCCL_LIBS :=
+else ifeq ($(origin NCCL_LIBS),undefined)
+  NCCL_LIBS := $(if $(HAVE_MPI),$(shell $(call NCCL_PROBE,-lnccl)))
+endif
+HAVE_NCCL := $(if $(strip $(NCCL_LIBS)),1,)
+NCCL_STAMP := $(OBJ)/nccl.flag
+$(shell mkdir -p $(OBJ) && { [ "$$(cat $(NCCL_STAMP) 2>/dev/null)" = "x$(HAVE_NCCL)" ] || echo "x$(HAVE_NCCL)" > $(NCCL_STAMP); })
+MPI_GPU_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(filter-out %/kernel.c,$(wildcard $(MPI_STEP_DIRS:%=%/*.c))))
+$(MPI_GPU_OBJ): CC := $(MPICC)
+$(MPI_GPU_OBJ): override CFLAGS += -I$(CUDA_INCDIR) -I$(NODE_HYBRID_DIR) $(if $(HAVE_NCCL),-DHAVE_NCCL $(NCCL_CFLAGS))
+$(MPI_GPU_OBJ): $(NCCL_STAMP)
+$(MPI_KERNEL_OBJ): override CFLAGS += -DHAVE_SUMMA_GPU
+MPI_HYBRID_OBJS += $(MPI_GPU_OBJ)
+MPI_HYBRID_LIBS += $(NCCL_LIBS)
 endif
 ifneq ($(HAVE_MPI),)
 define MPI_STEP_RULE
 $(BUILD)/step$(call step_num,$(1)): $(OBJ)/$(1)/kernel.o $(MPI_STEP_OBJS) $(MPI_HYBRID_OBJS)
 	$(MPICC) -fopenmp $(LDFLAGS) $$^ -o $$@ $(LDLIBS_CPU) $(SCALAPACK_LIBS) $(MPI_HYBRID_LIBS) -ldl
 	@$(if $(HAVE_SCALAPACK),:,echo "make: $$@ is built without a baseline (baseline: none): install $(SCALAPACK_PKG) to time ScaLAPACK's PDGEMM beside it")
+	@$(if $(HAVE_NVCC),$(if $(HAVE_NCCL),:,echo "make: $$@ is built without NCCL: with --param local=gpu its panels are staged through host memory (NCCL_LIBS names a libnccl elsewhere)"),:)
 endef
 else
 define MPI_STEP_RULE

@@ -138,6 +138,53 @@ else
     not_run $(( 2 * $(shape_count "$MPI_SMALL,300x200x250") )) "$DRY"
 fi
 
+# ---- local=gpu: SUMMA on each rank's GPU (summa_gpu.c), where nvcc built it in and a GPU is present. One
+# rank alone (its baseline, cuBLAS alone, is verified too), with step 22's kernel and odd panels; 2 and 4
+# ranks, sharing the GPUs where there are fewer (share=1: the panels then go through host memory, as NCCL
+# refuses two ranks on one GPU), else one GPU each through NCCL, and then the host-staged path forced.
+MPI_GPU_SHAPES="$MPI_SHAPES,1000x999x1001"
+gpu_grid_runs() {
+    local np=$1 grid=$2 share=$3 run
+    # shellcheck disable=SC2086
+    run=$(launcher "np$np-gpu$grid" "$np" "$MPI_BIN" --param grid="$grid" --param local=gpu $share)
+    run_shape_set "$run" "$MPI_GPU_SHAPES" 1 0
+    # shellcheck disable=SC2086
+    run_shape_set "$run" "$MPI_GPU_SHAPES" -1.5 0.5 $PADDING --param panel=5
+    # shellcheck disable=SC2086
+    run_shape_set "$run" "$MPI_SMALL,300x200x250" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0 --param gpu=own
+}
+MPI_GPU_CHECKS=$(( 4 * (2 * $(shape_count "$MPI_GPU_SHAPES") + $(shape_count "$MPI_SMALL,300x200x250")) + $(shape_count "$MPI_GPU_SHAPES") ))
+# (with a GPU, one more: the GPU scaling script at a small size; without one, its exit 4 instead)
+if [ -z "$DRY" ] && have_nvcc && have_gpu; then
+    ngpu=$(nvidia-smi -L | grep -c '^GPU')
+    t0=$SECONDS p0=$PASSED f0=$FAILED
+    gpu_grid_runs 1 1x1 ""
+    for g in 2:2x1 2:1x2 4:2x2; do
+        np=${g%%:*} share=""; [ "$ngpu" -lt "$np" ] && share="--param share=1"
+        gpu_grid_runs "$np" "${g#*:}" "$share"
+    done
+    if [ "$ngpu" -ge 2 ]; then # NCCL above (one GPU each on 2 ranks); the staged path too
+        # shellcheck disable=SC2086
+        run_shape_set "$(launcher np2-gpu-host 2 "$MPI_BIN" --param grid=1x2 --param local=gpu --param bcast=host)" \
+            "$MPI_GPU_SHAPES" -1.5 0.5 $PADDING --param panel=5
+    else
+        not_run "$(shape_count "$MPI_GPU_SHAPES")" "one GPU: ranks share it, so the staged path ran above and NCCL cannot"
+    fi
+    echo "  local=gpu on $ngpu GPU(s), grids 1x1 2x1 1x2 2x2: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+    if steps/23_distributed/gpu_scaling.sh --size 1024 --gpus 1 --reps 1 --out "$MPI_TMP/gpus" >"$MPI_TMP/gpus.log" 2>&1 &&
+       [ "$(tail -n +2 "$MPI_TMP/gpus/gpu_scaling.csv" | grep -c ',UNCHECKED,')" -eq 1 ] && [ -s "$MPI_TMP/gpus/table.txt" ]; then
+        pass "steps/23_distributed/gpu_scaling.sh --size 1024 --gpus 1: checked 2048^3, then the timed row, table"
+    else fail "steps/23_distributed/gpu_scaling.sh --size 1024: $(grep -m1 -iE 'error|fail' "$MPI_TMP/gpus.log")"; fi
+elif [ -z "$DRY" ] && have_nvcc; then
+    not_run "$MPI_GPU_CHECKS" "no CUDA device: local=gpu is built but cannot run here"
+    steps/23_distributed/gpu_scaling.sh --out "$MPI_TMP/gpus" >/dev/null 2>"$MPI_TMP/err"; rc=$?
+    [ "$rc" -eq 4 ] && [ "$(grep -c error: "$MPI_TMP/err")" -eq 1 ] &&
+        pass "gpu_scaling.sh without a GPU -> exit 4: $(sed 's/.*error: //' "$MPI_TMP/err")" ||
+        fail "gpu_scaling.sh without a GPU: exit $rc: $(head -n 1 "$MPI_TMP/err")"
+else
+    not_run $(( MPI_GPU_CHECKS + 1 )) "${DRY:-no nvcc: step 23 is built without local=gpu}"
+fi
+
 # ---- the baseline: present (named in every row), switched off, built without
 section "MPI step: the ScaLAPACK baseline"
 if [ -n "$DRY" ]; then not_run 4 "$DRY"
@@ -153,7 +200,9 @@ else
     fi
     rm -f "$csv"
     "$(launcher np2-nobase 2 "$MPI_BIN" --param baseline=none)" -m 64 --reps 1 --warmup 0 --quiet --csv "$csv" 2>/dev/null
-    tail -n 1 "$csv" | grep -q ',nan,nan,[^,]*,PASS,none (switched off: baseline=none) grid 1x2' &&
+    want='none (switched off: baseline=none) grid 1x2' # (a build without ScaLAPACK has no baseline to switch off)
+    [ -z "$(make -s --no-print-directory print-HAVE_SCALAPACK)" ] && want='none (install libscalapack-openmpi-dev and rebuild) grid 1x2'
+    tail -n 1 "$csv" | grep -qF ",PASS,$want" && tail -n 1 "$csv" | grep -q ',nan,nan,[^,]*,PASS,' &&
         pass "baseline=none: the row verifies, its baseline is none" || fail "baseline=none: $(tail -n 1 "$csv")"
     rm -f "$csv"
     # A build without ScaLAPACK (its own build directory, kept between runs).
@@ -192,7 +241,8 @@ build_mpi_mutant() {
     if cmp -s "$MPI_MUT/$name.c" steps/23_distributed/kernel.c; then
         fail "mutant $name: the substitution no longer matches steps/23_distributed/kernel.c (update the test)"; return 1
     fi
-    mpicc=$(make -s --no-print-directory print-MPICC); cflags=$(make -s --no-print-directory print-CFLAGS)
+    # (-I: kernel.c's own header, summa.h; the mutant is the host-memory SUMMA, without local=hybrid|gpu)
+    mpicc=$(make -s --no-print-directory print-MPICC); cflags="$(make -s --no-print-directory print-CFLAGS) -Isteps/23_distributed"
     objs=$(make -s --no-print-directory print-MPI_STEP_OBJS)
     libs="$(make -s --no-print-directory print-LDLIBS_CPU) $(make -s --no-print-directory print-SCALAPACK_LIBS) -ldl"
     # shellcheck disable=SC2086
@@ -242,6 +292,19 @@ if [ -z "$DRY" ]; then
     else
         expect_exit 4 "local=hybrid, not built in (no nvcc)" "$np4" -m 8 --param local=hybrid
     fi
+    if ! have_nvcc; then
+        expect_exit 4 "local=gpu, not built in (no nvcc)" "$np2" -m 8 --param local=gpu
+        not_run 1 "no nvcc: step 23 is built without local=gpu"
+    else
+        expect_exit 2 "local=gpu with gpu=nosuch" "$np2" -m 8 --param local=gpu --param gpu=nosuch
+        if ! have_gpu; then
+            expect_exit 4 "local=gpu without a CUDA device" "$np2" -m 8 --param local=gpu
+        elif [ "$(nvidia-smi -L | grep -c '^GPU')" -lt 4 ]; then
+            expect_exit 4 "local=gpu: 4 ranks on fewer GPUs, without share=1" "$np4" -m 8 --param local=gpu
+        else
+            not_run 1 "4 or more GPUs: 4 ranks have one each"
+        fi
+    fi
     expect_exit 0 "--help on 4 ranks" "$np4" --help
     [ "$(grep -c "^This step's default sweep: [0-9,]*$" "$MPI_TMP/out")" -eq 1 ] &&
         pass "--help on 4 ranks: printed once, names the default sweep" || fail "--help on 4 ranks: $(grep -c '^usage:' "$MPI_TMP/out") usages"
@@ -259,7 +322,7 @@ if [ -z "$DRY" ]; then
     [ "$rc" -eq 0 ] && grep -q '^OMPI_ALLOW_RUN_AS_ROOT=1 .*mpirun -np 2 .*build/step23 -m 40' <<<"$out" &&
         pass "make run STEP=23 NP=2 prints its mpirun line and runs it" || fail "make run STEP=23 NP=2: exit $rc: $(head -n 2 <<<"$out")"
 else
-    not_run 15 "$DRY"
+    not_run 17 "$DRY"
 fi
 
 # ---- the scaling script, at a small size

@@ -23,7 +23,8 @@
  * panels make fewer calls, narrow ones start the overlap sooner (lesson 23). With overlap=1 (the default) the broadcasts of panel t + 1 are started (MPI_Ibcast) before panel
  * t is computed, into a second pair of buffers; overlap=0 broadcasts and computes in turn (MPI_Bcast).
  * The node-level routine is step 21 (OpenMP on OMP_NUM_THREADS threads per rank), or step 22's hybrid
- * CPU+GPU routine with `--param local=hybrid` where that is built in.
+ * CPU+GPU routine with `--param local=hybrid` where that is built in. With `--param local=gpu` each rank
+ * keeps its blocks on its own GPU and the whole of SUMMA runs there (summa_gpu.c).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -32,15 +33,21 @@
 
 #include "dist.h"
 #include "dist_layout.h"
+#include "cli.h"
 #include "matrix.h"
 #include "node.h"
+#include "summa.h"
 #include "timing.h"
 
-enum { DEFAULT_PANEL = 512, MAX_PANEL = 1 << 16 };
+/* Panels on the CPU are 512 wide; on a GPU (local=gpu) 2048: each panel's GEMM reads and writes all of the
+ * rank's C (16 bytes an element) for 2 w flops an element, and on the H200 at 16384^3 on one GPU, 512-wide
+ * panels ran at 0.90 of one cuBLAS call and 2048-wide ones at 0.99 (lesson 23). */
+enum { DEFAULT_PANEL = 512, DEFAULT_GPU_PANEL = 2048, MAX_PANEL = 1 << 16 };
 
 static int panel_width = DEFAULT_PANEL; /* --param panel= */
+static int panel_said;                  /* 1: panel= was given */
 static int overlap = 1;                 /* --param overlap= */
-static const struct step *node;         /* the node-level routine (--param local=) */
+static const struct step *node;         /* the node-level routine (--param local=cpu|hybrid) */
 
 /* The node-level routines a rank can update its block with: the first is the default. One not built
  * into this binary names what is missing (a new routine is one line here and one in node.h). */
@@ -56,27 +63,22 @@ static const struct {
     {"hybrid", NULL, "local=hybrid: step 22's hybrid CPU+GPU routine is not built into this binary"},
 #endif
 };
-
-/** One panel of K: columns [k0, k0 + w) of A and rows [k0, k0 + w) of B. */
-struct panel {
-    int k0;     /**< the panel's first index of K */
-    int w;      /**< its width */
-    int a_root; /**< the process column that owns A's columns of the panel: the root of the row broadcast */
-    int b_root; /**< the process row that owns B's rows of the panel: the root of the column broadcast */
-};
+/* local=gpu is no routine on host memory: the whole of SUMMA moves to the GPUs (summa_gpu.c). */
+static int on_gpu;
 
 static int min_int(int a, int b)
 {
     return a < b ? a : b;
 }
 
-/** The panel that starts at @p k0: at most panel_width wide, and ending at the next edge of a block of A's
- *  columns (K cut Q ways) or of B's rows (K cut P ways), whichever comes first. */
-static struct panel panel_at(int k, int k0, int P, int Q)
+struct panel summa_panel_at(const struct local *L, int k0, int width)
 {
-    struct panel p = {k0, 0, dist_owner(k, Q, k0), dist_owner(k, P, k0)};
-    const struct dist_range a = dist_block(k, Q, p.a_root), b = dist_block(k, P, p.b_root);
-    p.w = min_int(panel_width, min_int(a.lo + a.len, b.lo + b.len) - k0);
+    const int k = L->k;
+    struct panel p = {k0, 0, dist_owner(k, L->g->Q, k0), dist_owner(k, L->g->P, k0), 0, 0};
+    const struct dist_range a = dist_block(k, L->g->Q, p.a_root), b = dist_block(k, L->g->P, p.b_root);
+    p.w = min_int(width, min_int(a.lo + a.len, b.lo + b.len) - k0);
+    p.a_col = k0 - a.lo; /* the owner's block of A starts at global column a.lo */
+    p.b_row = k0 - b.lo; /* and its block of B at global row b.lo */
     return p;
 }
 
@@ -111,20 +113,6 @@ static void grow_buffers(size_t a_need, size_t b_need)
     bufs.b_len = b_need > bufs.b_len ? b_need : bufs.b_len;
 }
 
-/** The shape of this rank's blocks, and the caller's arrays. */
-struct local {
-    const struct dist_grid *g; /**< the grid, its communicators and this rank's place */
-    int m;                     /**< global rows of A and C */
-    int n;                     /**< global columns of B and C */
-    int k;                     /**< global K */
-    struct dist_range rows;    /**< this rank's rows of A and C */
-    struct dist_range cols;    /**< this rank's columns of B and C */
-    const double *A;           /**< this rank's block of A */
-    const double *B;           /**< this rank's block of B */
-    int lda;                   /**< A's leading dimension */
-    int ldb;                   /**< B's leading dimension */
-};
-
 /** A panel in flight: the buffers it arrives in, where the update reads it, and its two broadcasts. */
 struct flight {
     struct panel p;       /**< which panel */
@@ -143,8 +131,7 @@ struct flight {
 static void prepare_panel(const struct local *L, struct flight *f)
 {
     const struct panel *p = &f->p;
-    const int j0 = p->k0 - dist_block(L->k, L->g->Q, p->a_root).lo; /* the panel's first column in its owner's A */
-    const int i0 = p->k0 - dist_block(L->k, L->g->P, p->b_root).lo; /* its first row in its owner's B */
+    const int j0 = p->a_col, i0 = p->b_row;
     if (L->g->Q == 1) {
         f->a = &L->A[(size_t)j0 * L->lda], f->lda = L->lda;
     } else {
@@ -165,8 +152,7 @@ static void prepare_panel(const struct local *L, struct flight *f)
     }
 }
 
-/** Bytes of panel @p p that this rank receives (not those it broadcasts). */
-static double received(const struct local *L, const struct panel *p)
+double summa_received(const struct local *L, const struct panel *p)
 {
     double bytes = 0.0;
     if (L->g->col != p->a_root)
@@ -187,7 +173,7 @@ static void broadcast_panel(const struct local *L, struct flight *f, struct dist
     if (L->g->P > 1)
         mpi_check(MPI_Bcast(f->bbuf, f->p.w * L->cols.len, MPI_DOUBLE, f->p.b_root, L->g->col_comm),
                   "MPI_Bcast of B's panel");
-    st->recv_bytes += received(L, &f->p);
+    st->recv_bytes += summa_received(L, &f->p);
     st->comm_s += wall_seconds() - t0;
 }
 
@@ -203,7 +189,7 @@ static void start_panel(const struct local *L, struct flight *f, struct dist_sta
     if (L->g->P > 1)
         mpi_check(MPI_Ibcast(f->bbuf, f->p.w * L->cols.len, MPI_DOUBLE, f->p.b_root, L->g->col_comm, &f->req[1]),
                   "MPI_Ibcast of B's panel");
-    st->recv_bytes += received(L, &f->p);
+    st->recv_bytes += summa_received(L, &f->p);
     st->comm_s += wall_seconds() - t0;
 }
 
@@ -231,7 +217,7 @@ static void summa_blocking(const struct local *L, double alpha, double beta, dou
 {
     struct flight f = {.abuf = bufs.a[0], .bbuf = bufs.b[0]};
     for (int k0 = 0; k0 < L->k; k0 += f.p.w) {
-        f.p = panel_at(L->k, k0, L->g->P, L->g->Q);
+        f.p = summa_panel_at(L, k0, panel_width);
         broadcast_panel(L, &f, st);
         update(L, &f, alpha, k0 == 0 ? beta : 1.0, C, ldc, st); /* beta once: the first panel scales C */
     }
@@ -242,14 +228,14 @@ static void summa_overlapped(const struct local *L, double alpha, double beta, d
                              struct dist_stats *st)
 {
     struct flight f[2] = {{.abuf = bufs.a[0], .bbuf = bufs.b[0]}, {.abuf = bufs.a[1], .bbuf = bufs.b[1]}};
-    f[0].p = panel_at(L->k, 0, L->g->P, L->g->Q);
+    f[0].p = summa_panel_at(L, 0, panel_width);
     start_panel(L, &f[0], st);
     for (int t = 0;; ++t) {
         struct flight *now = &f[t % 2], *next = &f[(t + 1) % 2];
         finish_panel(now, st); /* panel t has arrived */
         const int k1 = now->p.k0 + now->p.w;
         if (k1 < L->k) { /* panel t + 1 travels into the other buffers while panel t is computed */
-            next->p = panel_at(L->k, k1, L->g->P, L->g->Q);
+            next->p = summa_panel_at(L, k1, panel_width);
             start_panel(L, next, st);
         }
         update(L, now, alpha, t == 0 ? beta : 1.0, C, ldc, st);
@@ -262,6 +248,10 @@ static void summa(const struct dist_grid *g, int m, int n, int k, double alpha, 
                   const double *B, int ldb, double beta, double *C, int ldc, struct dist_stats *st)
 {
     const struct local L = {g, m, n, k, dist_block(m, g->P, g->row), dist_block(n, g->Q, g->col), A, B, lda, ldb};
+    if (on_gpu) { /* A, B and C are in this rank's GPU memory (the harness asked summa_gpu_memory) */
+        summa_gpu(&L, alpha, beta, C, ldc, panel_width, overlap, st);
+        return;
+    }
     const size_t w = (size_t)min_int(panel_width, k);
     grow_buffers(L.rows.len > 0 ? L.rows.len * w : 1, L.cols.len > 0 ? w * L.cols.len : 1); /* never NULL */
     if (overlap)
@@ -270,24 +260,51 @@ static void summa(const struct dist_grid *g, int m, int n, int k, double alpha, 
         summa_blocking(&L, alpha, beta, C, ldc, st);
 }
 
-/** --param panel=, overlap=0|1, local=cpu|hybrid. */
+/* local=gpu: the GPU side takes the settings this file does not know. */
+static const char *configure_gpu(int nparams, const char *const *params, char *desc, unsigned desclen)
+{
+#ifdef HAVE_SUMMA_GPU
+    char gpu_desc[256] = "";
+    const char *bad = summa_gpu_configure(nparams, params, gpu_desc, sizeof gpu_desc);
+    if (bad != NULL)
+        return bad;
+    on_gpu = 1;
+    if (!panel_said)
+        panel_width = DEFAULT_GPU_PANEL;
+    snprintf(desc, desclen, "panel=%d overlap=%d local=gpu (%s)", panel_width, overlap, gpu_desc);
+    return NULL;
+#else
+    (void)nparams, (void)params, (void)desc, (void)desclen;
+    dist_cannot_run("local=gpu: this binary is built without the GPU path (it needs nvcc and the CUDA libraries)");
+#endif
+}
+
+/** --param panel=, overlap=0|1, local=cpu|hybrid|gpu (and local=gpu's own settings). */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL, *local = NODE_ROUTINES[0].name;
+    const char *rest[MAX_PARAMS]; /* the settings that are not this file's: local=gpu's, or a mistake */
+    int nrest = 0;
     for (int t = 0; t < nparams && bad == NULL; ++t) {
         if (strncmp(params[t], "local=", 6) == 0)
             local = params[t] + 6;
-        else if (!step_param_int(params[t], "panel", 1, MAX_PANEL, &panel_width, &bad) &&
-                 !step_param_int(params[t], "overlap", 0, 1, &overlap, &bad))
-            bad = "this step takes --param panel=, overlap=0|1, local=cpu|hybrid, and the harness's grid=PxQ, nb=";
+        else if (step_param_int(params[t], "panel", 1, MAX_PANEL, &panel_width, &bad))
+            panel_said = 1;
+        else if (!step_param_int(params[t], "overlap", 0, 1, &overlap, &bad) && nrest < MAX_PARAMS)
+            rest[nrest++] = params[t];
     }
     if (bad != NULL)
         return bad;
+    if (strcmp(local, "gpu") == 0)
+        return configure_gpu(nrest, rest, desc, desclen);
+    if (nrest > 0)
+        return "this step takes --param panel=, overlap=0|1, local=cpu|hybrid|gpu (local=gpu also gpu=cublas|own, "
+               "share=0|1, bcast=nccl|host), and the harness's grid=PxQ, nb=, baseline=";
     size_t r = 0, count = sizeof NODE_ROUTINES / sizeof NODE_ROUTINES[0];
     while (r < count && strcmp(NODE_ROUTINES[r].name, local) != 0)
         ++r;
     if (r == count)
-        return "--param local must be cpu or hybrid";
+        return "--param local must be cpu, hybrid or gpu";
     if (NODE_ROUTINES[r].routine == NULL)
         dist_cannot_run("%s", NODE_ROUTINES[r].missing);
     node = NODE_ROUTINES[r].routine;
@@ -301,9 +318,20 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     return NULL;
 }
 
+/* NULL with local=gpu: no routine on host memory (the harness then checks no CPU ceiling). */
 static const struct step *local_routine(void)
 {
-    return node;
+    return on_gpu ? NULL : node;
+}
+
+/* NULL (host memory) unless local=gpu. */
+static const struct dist_memory *memory(void)
+{
+#ifdef HAVE_SUMMA_GPU
+    return on_gpu ? summa_gpu_memory() : NULL;
+#else
+    return NULL;
+#endif
 }
 
 const struct dist_step DIST_STEP = {
@@ -313,4 +341,5 @@ const struct dist_step DIST_STEP = {
     .dgemm = summa,
     .configure = configure,
     .local = local_routine,
+    .memory = memory,
 };
