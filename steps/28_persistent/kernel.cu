@@ -29,8 +29,9 @@
  *
  *  - Clusters (`cluster=2`, verified; off by default): two blocks on two tiles one above the other
  *    share B's tile; each loads half of it and multicasts it to both, and a stage is refilled only when
- *    the consumers of both blocks have released it (remote arrivals). Measured on the H200 at 0.60 of
- *    cuBLAS: the remote arrive's cluster-scope release fences every releasing warp (lesson 28).
+ *    the consumers of both blocks have released it (remote arrivals, released at CTA scope: with a
+ *    cluster-scope release they fenced every releasing warp, 0.60 of cuBLAS; now level with
+ *    cluster=1 on the H200, lesson 28).
  *
  * Every shape: TMA's zero fill at the edges, masked epilogues, and step 27's padded copies for leading
  * dimensions TMA cannot address (counted in the time). The TMA store is used only where C allows it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lesson 28's measurements, on a machine with an sm_90 GPU (about 3 minutes on the H200):
+# Lesson 28's measurements, on a machine with an sm_90 GPU (40 s on the H200, 2026-12-02):
 #
 #   steps/28_persistent/measure.sh [DIR]      (default plots/data/h200; make step28 first)
 #
