@@ -196,21 +196,21 @@ int main(int argc, char **argv)
         dist_usage_error(err);
     static struct settings s;
     split_params(&opt, &s);
-    char settings[512] = "";
-    const char *bad = DIST_STEP.configure(opt.help ? 0 : s.nstep, s.step_params, settings, sizeof settings);
-    if (bad != NULL)
-        dist_usage_error(bad);
     const int rank = dist_rank(), ranks = dist_ranks();
-    if (opt.help) {
-        if (rank == 0)
-            print_help(settings, &s);
-        dist_exit(EXIT_VERIFIED);
-    }
-    if ((long long)s.P * s.Q != ranks) {
+    if (!opt.help && (long long)s.P * s.Q != ranks) { /* (before configure, which may bind ranks to GPUs) */
         const long long need = (long long)s.P * s.Q;
         snprintf(err, sizeof err, "--param grid=%dx%d needs %lld ranks; this run has %d (mpirun -np %lld ...)", s.P,
                  s.Q, need, ranks, need);
         dist_usage_error(err);
+    }
+    char settings[512] = "";
+    const char *bad = DIST_STEP.configure(opt.help ? 0 : s.nstep, s.step_params, settings, sizeof settings);
+    if (bad != NULL)
+        dist_usage_error(bad);
+    if (opt.help) {
+        if (rank == 0)
+            print_help(settings, &s);
+        dist_exit(EXIT_VERIFIED);
     }
     if (opt.nshapes == 0 && cli_parse_sizes(DEFAULT_SWEEP, &opt, err, sizeof err) != 0)
         dist_usage_error(err);

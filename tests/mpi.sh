@@ -152,8 +152,10 @@ gpu_grid_runs() {
     run_shape_set "$run" "$MPI_GPU_SHAPES" -1.5 0.5 $PADDING --param panel=5
     # shellcheck disable=SC2086
     run_shape_set "$run" "$MPI_SMALL,300x200x250" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0 --param gpu=own
+    # shellcheck disable=SC2086
+    run_shape_set "$run" "$MPI_SMALL" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING --param panel=3
 }
-MPI_GPU_CHECKS=$(( 4 * (2 * $(shape_count "$MPI_GPU_SHAPES") + $(shape_count "$MPI_SMALL,300x200x250")) + $(shape_count "$MPI_GPU_SHAPES") ))
+MPI_GPU_CHECKS=$(( 4 * (2 * $(shape_count "$MPI_GPU_SHAPES") + $(shape_count "$MPI_SMALL,300x200x250") + $(shape_count "$MPI_SMALL")) + $(shape_count "$MPI_GPU_SHAPES") ))
 # (with a GPU, one more: the GPU scaling script at a small size; without one, its exit 4 instead)
 if [ -z "$DRY" ] && have_nvcc && have_gpu; then
     ngpu=$(nvidia-smi -L | grep -c '^GPU')
@@ -163,13 +165,11 @@ if [ -z "$DRY" ] && have_nvcc && have_gpu; then
         np=${g%%:*} share=""; [ "$ngpu" -lt "$np" ] && share="--param share=1"
         gpu_grid_runs "$np" "${g#*:}" "$share"
     done
-    if [ "$ngpu" -ge 2 ]; then # NCCL above (one GPU each on 2 ranks); the staged path too
-        # shellcheck disable=SC2086
-        run_shape_set "$(launcher np2-gpu-host 2 "$MPI_BIN" --param grid=1x2 --param local=gpu --param bcast=host)" \
-            "$MPI_GPU_SHAPES" -1.5 0.5 $PADDING --param panel=5
-    else
-        not_run "$(shape_count "$MPI_GPU_SHAPES")" "one GPU: ranks share it, so the staged path ran above and NCCL cannot"
-    fi
+    # The staged path asked for, on 2x2 (both broadcasts): where the GPUs are enough, the runs above took NCCL.
+    share=""; [ "$ngpu" -lt 4 ] && share="--param share=1"
+    # shellcheck disable=SC2086
+    run_shape_set "$(launcher np4-gpu-host 4 "$MPI_BIN" --param grid=2x2 --param local=gpu --param bcast=host $share)" \
+        "$MPI_GPU_SHAPES" -1.5 0.5 $PADDING --param panel=5
     echo "  local=gpu on $ngpu GPU(s), grids 1x1 2x1 1x2 2x2: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
     if steps/23_distributed/gpu_scaling.sh --size 1024 --gpus 1 --reps 1 --out "$MPI_TMP/gpus" >"$MPI_TMP/gpus.log" 2>&1 &&
        [ "$(tail -n +2 "$MPI_TMP/gpus/gpu_scaling.csv" | grep -c ',UNCHECKED,')" -eq 1 ] && [ -s "$MPI_TMP/gpus/table.txt" ]; then
@@ -294,15 +294,23 @@ if [ -z "$DRY" ]; then
     fi
     if ! have_nvcc; then
         expect_exit 4 "local=gpu, not built in (no nvcc)" "$np2" -m 8 --param local=gpu
-        not_run 1 "no nvcc: step 23 is built without local=gpu"
+        not_run 2 "no nvcc: step 23 is built without local=gpu"
     else
         expect_exit 2 "local=gpu with gpu=nosuch" "$np2" -m 8 --param local=gpu --param gpu=nosuch
         if ! have_gpu; then
             expect_exit 4 "local=gpu without a CUDA device" "$np2" -m 8 --param local=gpu
+            not_run 1 "no CUDA device: local=gpu's errors after binding cannot be reached"
         elif [ "$(nvidia-smi -L | grep -c '^GPU')" -lt 4 ]; then
             expect_exit 4 "local=gpu: 4 ranks on fewer GPUs, without share=1" "$np4" -m 8 --param local=gpu
+            if [ -n "$(make -s --no-print-directory print-HAVE_NCCL)" ]; then
+                expect_exit 4 "local=gpu: bcast=nccl with ranks sharing a GPU" "$np4" -m 8 --param local=gpu \
+                    --param share=1 --param bcast=nccl
+            else
+                expect_exit 4 "local=gpu: bcast=nccl in a build without NCCL" "$np4" -m 8 --param local=gpu \
+                    --param share=1 --param bcast=nccl
+            fi
         else
-            not_run 1 "4 or more GPUs: 4 ranks have one each"
+            not_run 2 "4 or more GPUs: 4 ranks have one each"
         fi
     fi
     expect_exit 0 "--help on 4 ranks" "$np4" --help
@@ -322,7 +330,7 @@ if [ -z "$DRY" ]; then
     [ "$rc" -eq 0 ] && grep -q '^OMPI_ALLOW_RUN_AS_ROOT=1 .*mpirun -np 2 .*build/step23 -m 40' <<<"$out" &&
         pass "make run STEP=23 NP=2 prints its mpirun line and runs it" || fail "make run STEP=23 NP=2: exit $rc: $(head -n 2 <<<"$out")"
 else
-    not_run 17 "$DRY"
+    not_run 18 "$DRY"
 fi
 
 # ---- the scaling script, at a small size

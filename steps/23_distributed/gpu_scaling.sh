@@ -7,7 +7,8 @@
 # Defaults: --size 16384, --gpus "1 2 4 8" cut at the GPUs present, --reps 5 after 1 warm-up. Each count
 # first runs a checked 2048^3 (the same code, verified), then the timed size unchecked (its FP64 reference
 # on the CPUs would take minutes). The 1-GPU row's baseline is cuBLAS DGEMM alone on that GPU (one call,
-# the same arrays); every row's speed-up is against the 1-GPU step 23.
+# the same arrays); every row's speed-up is against the 1-GPU step 23. The GPUs are counted with
+# nvidia-smi, which does not see CUDA_VISIBLE_DEVICES: set --gpus where that limits them.
 #
 # In DIR: summa.csv (the harness's rows), gpu_scaling.csv (gpus, grid, rate, speed-up, against cuBLAS
 # alone, the split of a call into local GEMM and panels, bytes received per rank), table.txt, meta.txt.
@@ -15,7 +16,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
-usage() { sed -n '5p' "$0" | sed 's/^# *//'; exit 2; }
+usage() { sed -n '5p' "$0" | sed 's/^# *//'; exit "${1:-2}"; }
 OUT="" SIZE=16384 GPUS="" REPS=5 EXTRA=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
         --gpus) GPUS=${2:?}; shift ;;
         --reps) REPS=${2:?}; shift ;;
         --) shift; EXTRA=("$@"); break ;;
-        -h|--help) usage ;;
+        -h|--help) usage 0 ;;
         *) echo "gpu_scaling.sh: error: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -36,9 +37,12 @@ if [ -z "$GPUS" ]; then
     for g in 1 2 4 8; do [ "$g" -le "$PRESENT" ] && GPUS="$GPUS $g"; done
 fi
 for g in $GPUS; do
-    [ "$g" -le "$PRESENT" ] 2>/dev/null ||
+    [[ "$g" =~ ^[1-9][0-9]*$ ]] || { echo "gpu_scaling.sh: error: --gpus takes counts of at least 1, got '$g'" >&2; exit 2; }
+    [ "$g" -le "$PRESENT" ] ||
         { echo "gpu_scaling.sh: error: --gpus asks for $g GPUs; this machine has $PRESENT" >&2; exit 2; }
 done
+# In increasing order: the speed-ups are against the 1-GPU row (empty if --gpus leaves 1 out).
+GPUS=$(tr ' ' '\n' <<<"$GPUS" | grep . | sort -n -u | tr '\n' ' ')
 CORES=$(nproc)
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

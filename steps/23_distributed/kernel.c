@@ -248,10 +248,12 @@ static void summa(const struct dist_grid *g, int m, int n, int k, double alpha, 
                   const double *B, int ldb, double beta, double *C, int ldc, struct dist_stats *st)
 {
     const struct local L = {g, m, n, k, dist_block(m, g->P, g->row), dist_block(n, g->Q, g->col), A, B, lda, ldb};
+#ifdef HAVE_SUMMA_GPU
     if (on_gpu) { /* A, B and C are in this rank's GPU memory (the harness asked summa_gpu_memory) */
         summa_gpu(&L, alpha, beta, C, ldc, panel_width, overlap, st);
         return;
     }
+#endif
     const size_t w = (size_t)min_int(panel_width, k);
     grow_buffers(L.rows.len > 0 ? L.rows.len * w : 1, L.cols.len > 0 ? w * L.cols.len : 1); /* never NULL */
     if (overlap)

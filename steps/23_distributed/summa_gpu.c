@@ -94,8 +94,9 @@ static ncclComm_t nccl_comm(MPI_Comm comm)
     return c;
 }
 
-/* The row's and column's communicators, made on the first call on a grid (outside the timed runs: the
- * harness's checked or warm-up run makes them). */
+/* The row's and column's communicators, made on the first call on a grid: the harness's checked run or
+ * a warm-up run, unless both are switched off (--no-check --warmup 0), when the first timed run pays for
+ * them. They, the streams, the handle and the buffers last as long as the process. */
 static void nccl_for(const struct dist_grid *g)
 {
     if (G.grid == g)
@@ -130,6 +131,9 @@ static void device_free(void *p)
 static void put(void *dst, const void *src, size_t bytes)
 {
     cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the GPU");
+    /* From pageable memory, cudaMemcpy may return before the last chunk has landed, and the step's
+     * streams do not wait for the default stream (cudaStreamNonBlocking): wait here. */
+    cuda_check(cudaDeviceSynchronize(), "cudaMemcpy to the GPU (completion)");
 }
 
 static void get(void *dst, const void *src, size_t bytes)
@@ -170,42 +174,84 @@ const struct dist_memory *summa_gpu_memory(void)
 
 /* ---------------------------------------------------------------- binding ranks to GPUs */
 
-enum { BOUND, NO_GPU, TOO_FEW_GPUS };
+enum { BOUND, NO_GPU, SHARED_GPU }; /* a rank's state after binding, worst last */
+enum { REASON_LEN = 160 };          /* bytes of the reason a rank sends with a failure */
 
-/* Every rank takes GPU (its rank on its node) mod (the node's GPUs); a rank that sees none, or a node with
- * more ranks than GPUs without share=1, ends every rank with one line. Returns 1 if ranks share a GPU. */
+/** The CUDA devices this rank sees (CUDA_VISIBLE_DEVICES may show it one of the node's); 0, and why in
+ *  @p why, if none. */
+static int visible_gpus(char *why)
+{
+    int gpus = 0;
+    const cudaError_t e = cudaGetDeviceCount(&gpus);
+    if (e != cudaSuccess) { /* no driver, a driver too old, no device: the reason goes into the message */
+        snprintf(why, REASON_LEN, "%s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    snprintf(why, REASON_LEN, "%s", gpus == 0 ? "no device" : "");
+    return gpus;
+}
+
+/** 1 if another rank of @p node (the ranks of this machine) is bound to the same GPU: the GPUs' UUIDs are
+ *  compared, so that ranks given one GPU each through CUDA_VISIBLE_DEVICES, all of them device 0, are not
+ *  taken for ranks that share one. */
+static int gpu_shared_on_node(MPI_Comm node, const cudaUUID_t *mine)
+{
+    int locals = 1, local = 0;
+    mpi_check(MPI_Comm_size(node, &locals), "MPI_Comm_size");
+    mpi_check(MPI_Comm_rank(node, &local), "MPI_Comm_rank");
+    cudaUUID_t *all = malloc((size_t)locals * sizeof *all);
+    if (all == NULL)
+        die(EXIT_RUNTIME, "out of host memory (the GPUs' ids of %d ranks)", locals);
+    mpi_check(MPI_Allgather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, node), "MPI_Allgather");
+    int shared = 0;
+    for (int r = 0; r < locals; ++r)
+        shared |= r != local && memcmp(&all[r], mine, sizeof *mine) == 0;
+    free(all);
+    return shared;
+}
+
+/** Every rank takes GPU (its rank on its node) mod (the GPUs it sees). A rank that sees none, or ranks on
+ *  one GPU without share=1, end every rank with one line (exit 4), after all ranks agree (no rank is left
+ *  waiting). Returns 1 if ranks share a GPU anywhere. */
 static int bind_gpu(void)
 {
     MPI_Comm node;
     mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
               "MPI_Comm_split_type");
-    int local = 0, locals = 1, gpus = 0;
+    int local = 0;
     mpi_check(MPI_Comm_rank(node, &local), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(node, &locals), "MPI_Comm_size");
-    mpi_check(MPI_Comm_free(&node), "MPI_Comm_free");
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess) { /* no driver, or no device: both mean none here */
-        (void)cudaGetLastError();
-        gpus = 0;
+    char why[REASON_LEN];
+    const int gpus = visible_gpus(why);
+    cudaUUID_t uuid;
+    memset(&uuid, 0, sizeof uuid); /* (a rank without a GPU sends zeros: it fails below anyway) */
+    if (gpus > 0) {
+        G.device = local % gpus;
+        cuda_check(cudaSetDevice(G.device), "cudaSetDevice");
+        struct cudaDeviceProp prop;
+        cuda_check(cudaGetDeviceProperties(&prop, G.device), "cudaGetDeviceProperties");
+        snprintf(G.name, sizeof G.name, "%s", prop.name);
+        for (char *c = G.name; *c != '\0'; ++c)
+            *c = *c == ',' ? ' ' : *c; /* (the name goes into CSV) */
+        uuid = prop.uuid;
     }
-    int me[2] = {gpus == 0 ? NO_GPU : (locals > gpus && !G.share ? TOO_FEW_GPUS : BOUND), 0}, worst[2];
+    const int shared = gpu_shared_on_node(node, &uuid);
+    mpi_check(MPI_Comm_free(&node), "MPI_Comm_free");
+    int state = BOUND;
+    if (gpus == 0)
+        state = NO_GPU;
+    else if (shared && !G.share)
+        state = SHARED_GPU;
+    int me[2] = {state, 0}, worst[2];
     mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &me[1]), "MPI_Comm_rank");
     mpi_check(MPI_Allreduce(me, worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD), "MPI_Allreduce");
-    int counts[2] = {locals, gpus}; /* the worst rank's, for the message */
-    mpi_check(MPI_Bcast(counts, 2, MPI_INT, worst[1], MPI_COMM_WORLD), "MPI_Bcast");
+    mpi_check(MPI_Bcast(why, REASON_LEN, MPI_CHAR, worst[1], MPI_COMM_WORLD), "MPI_Bcast"); /* the worst rank's */
     if (worst[0] == NO_GPU)
-        dist_cannot_run("local=gpu: rank %d sees no CUDA device", worst[1]);
-    if (worst[0] == TOO_FEW_GPUS)
-        dist_cannot_run("local=gpu: %d ranks share the node of rank %d, which has %d GPU%s: start at most one rank "
-                        "per GPU, or add --param share=1 to let ranks share GPUs (for correctness, not speed)",
-                        counts[0], worst[1], counts[1], counts[1] == 1 ? "" : "s");
-    G.device = local % gpus;
-    cuda_check(cudaSetDevice(G.device), "cudaSetDevice");
-    struct cudaDeviceProp prop;
-    cuda_check(cudaGetDeviceProperties(&prop, G.device), "cudaGetDeviceProperties");
-    snprintf(G.name, sizeof G.name, "%s", prop.name);
-    for (char *c = G.name; *c != '\0'; ++c)
-        *c = *c == ',' ? ' ' : *c;
-    int shared = locals > gpus, any = 0;
+        dist_cannot_run("local=gpu: rank %d sees no CUDA device (%s)", worst[1], why);
+    if (worst[0] == SHARED_GPU)
+        dist_cannot_run("local=gpu: rank %d shares its GPU with another rank of its node: start at most one rank per "
+                        "GPU, or add --param share=1 to let ranks share GPUs (for correctness, not speed)", worst[1]);
+    int any = 0;
     mpi_check(MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
     return any;
 }
@@ -241,7 +287,7 @@ const char *summa_gpu_configure(int nparams, const char *const *params, char *de
         if (strcmp(params[t], "gpu=own") == 0 || strcmp(params[t], "gpu=cublas") == 0)
             G.own = strcmp(params[t], "gpu=own") == 0;
         else if (strcmp(params[t], "bcast=nccl") == 0 || strcmp(params[t], "bcast=host") == 0)
-            bcast = params[t] + 6;
+            bcast = params[t] + strlen("bcast=");
         else if (!step_param_int(params[t], "share", 0, 1, &G.share, &bad))
             bad = "with local=gpu this step takes --param gpu=cublas|own, share=0|1, bcast=nccl|host, panel=, "
                   "overlap=0|1, and the harness's grid=PxQ, nb=, baseline=";
@@ -249,13 +295,13 @@ const char *summa_gpu_configure(int nparams, const char *const *params, char *de
     if (bad != NULL)
         return bad;
     const char *path = choose_bcast(bcast, bind_gpu());
-    cuda_check(cudaStreamCreateWithFlags(&G.comp, cudaStreamNonBlocking), "cudaStreamCreate");
-    cuda_check(cudaStreamCreateWithFlags(&G.copy, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_check(cudaStreamCreateWithFlags(&G.comp, cudaStreamNonBlocking), "cudaStreamCreate (the GEMMs' stream)");
+    cuda_check(cudaStreamCreateWithFlags(&G.copy, cudaStreamNonBlocking), "cudaStreamCreate (the panels' stream)");
     cublas_check(cublasCreate(&G.blas), "cublasCreate");
     cublas_check(cublasSetStream(G.blas, G.comp), "cublasSetStream");
     for (int s = 0; s < SETS; ++s) {
-        cuda_check(cudaEventCreateWithFlags(&G.ready[s], cudaEventDisableTiming), "cudaEventCreate");
-        cuda_check(cudaEventCreateWithFlags(&G.freed[s], cudaEventDisableTiming), "cudaEventCreate");
+        cuda_check(cudaEventCreateWithFlags(&G.ready[s], cudaEventDisableTiming), "cudaEventCreate (ready)");
+        cuda_check(cudaEventCreateWithFlags(&G.freed[s], cudaEventDisableTiming), "cudaEventCreate (freed)");
     }
     snprintf(desc, desclen, "GPU %d of its node per rank: %s; local GEMM %s; panels %s", G.device, G.name,
              G.own ? "step 22's FP64 kernel" : "cuBLAS DGEMM", path);
@@ -294,7 +340,7 @@ static void grow_marks(int panels)
         die(EXIT_RUNTIME, "out of host memory (timing events for %d panels)", panels);
     G.marks = more;
     for (int e = G.npanels * MARKS_PER_PANEL; e < panels * MARKS_PER_PANEL; ++e)
-        cuda_check(cudaEventCreate(&G.marks[e]), "cudaEventCreate");
+        cuda_check(cudaEventCreate(&G.marks[e]), "cudaEventCreate (timing)");
     G.npanels = panels;
 }
 
@@ -384,10 +430,12 @@ struct staged {
  * bytes on the host: the host waits for the copy stream first). */
 static void start_staged(const struct local *L, struct staged *f, int t, struct dist_stats *st)
 {
-    const double t0 = wall_seconds();
     const struct view *v = &f->v;
     const size_t na = (size_t)L->rows.len * v->p.w, nb = (size_t)v->p.w * L->cols.len, d = sizeof(double);
-    cuda_check(cudaStreamWaitEvent(G.copy, G.freed[v->set], 0), "cudaStreamWaitEvent"); /* panel t - 2's GEMM */
+    /* The GEMM of panel t - 2 read this set: wait for it here, before the clock starts, so that its time
+     * (already counted as GEMM time) does not count as communication. */
+    cuda_check(cudaEventSynchronize(G.freed[v->set]), "cudaEventSynchronize (a panel's GEMM)");
+    const double t0 = wall_seconds();
     cuda_check(cudaEventRecord(mark(t, COPY_START), G.copy), "cudaEventRecord");
     pack(L, v, G.copy);
     if (L->g->Q > 1 && L->g->col == v->p.a_root && na > 0)
@@ -461,9 +509,14 @@ static int summa_staged(const struct local *L, double alpha, double beta, double
 void summa_gpu(const struct local *L, double alpha, double beta, double *C, int ldc, int width, int overlap,
                struct dist_stats *st)
 {
+    /* Panel buffers where panels arrive: along the row for A (Q > 1), along the column for B (P > 1);
+     * otherwise the panel is read in place (view_of). */
     const size_t w = (size_t)(width < L->k ? width : L->k);
-    grow(G.abuf, &G.a_len, L->rows.len > 0 ? L->rows.len * w : 1, 0, "a panel of A");
-    grow(G.bbuf, &G.b_len, L->cols.len > 0 ? w * L->cols.len : 1, 0, "a panel of B");
+    const size_t a_need = L->rows.len > 0 ? L->rows.len * w : 1, b_need = L->cols.len > 0 ? w * L->cols.len : 1;
+    if (L->g->Q > 1)
+        grow(G.abuf, &G.a_len, a_need, 0, "a panel of A");
+    if (L->g->P > 1)
+        grow(G.bbuf, &G.b_len, b_need, 0, "a panel of B");
     const int panels = count_panels(L, width);
     grow_marks(panels);
     int done = 0;
@@ -472,16 +525,17 @@ void summa_gpu(const struct local *L, double alpha, double beta, double *C, int 
         nccl_for(L->g);
         /* The whole call enqueued: the copy stream runs up to SETS panels ahead of the compute stream. */
         cudaStream_t copy = overlap ? G.copy : G.comp;
-        for (int k0 = 0; k0 < L->k; ++done) {
+        for (int k0 = 0; k0 < L->k; k0 += summa_panel_at(L, k0, width).w, ++done) {
             const struct view v = view_of(L, summa_panel_at(L, k0, width), done);
             enqueue_nccl_panel(L, &v, done, copy);
-            enqueue_gemm(L, &v, done, alpha, done == 0 ? beta : 1.0, C, ldc);
-            k0 += v.p.w;
+            enqueue_gemm(L, &v, done, alpha, done == 0 ? beta : 1.0, C, ldc); /* beta once: the first panel */
         }
 #endif
     } else {
-        grow(G.ha, &G.ha_len, L->rows.len > 0 ? L->rows.len * w : 1, 1, "a panel of A (host)");
-        grow(G.hb, &G.hb_len, L->cols.len > 0 ? w * L->cols.len : 1, 1, "a panel of B (host)");
+        if (L->g->Q > 1)
+            grow(G.ha, &G.ha_len, a_need, 1, "a panel of A (host)");
+        if (L->g->P > 1)
+            grow(G.hb, &G.hb_len, b_need, 1, "a panel of B (host)");
         done = summa_staged(L, alpha, beta, C, ldc, width, overlap, st);
     }
     cuda_check(cudaStreamSynchronize(G.comp), "SUMMA's GEMMs");
