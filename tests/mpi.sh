@@ -274,6 +274,14 @@ else
         expect_mpi_caught wrong_buffer "the overlapped loop computing with the panel in flight"
 fi
 
+# ---- lesson 23's GPU chart from the committed data (without gnuplot the script says so and exits 0)
+if out=$(plots/gpu_scaling.sh plots/data/h200/step23_gpu "$MPI_TMP/gpuchart" 2>&1); then
+    if ! command -v gnuplot >/dev/null 2>&1; then pass "plots/gpu_scaling.sh without gnuplot: $out"
+    elif [ -s "$MPI_TMP/gpuchart/gpu_scaling.png" ] && [ -s "$MPI_TMP/gpuchart/gpu_scaling.svg" ]; then
+        pass "plots/gpu_scaling.sh draws lesson 23's GPU chart from plots/data/h200/step23_gpu"
+    else fail "plots/gpu_scaling.sh: exit 0 but no chart: $out"; fi
+else fail "plots/gpu_scaling.sh plots/data/h200/step23_gpu: $out"; fi
+
 # ---- errors: exit codes, one line, no hang
 section "MPI step: errors end every rank with the documented code, in one line"
 if [ -z "$DRY" ]; then

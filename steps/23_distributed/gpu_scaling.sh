@@ -11,7 +11,8 @@
 # nvidia-smi, which does not see CUDA_VISIBLE_DEVICES: set --gpus where that limits them.
 #
 # In DIR: summa.csv (the harness's rows), gpu_scaling.csv (gpus, grid, rate, speed-up, against cuBLAS
-# alone, the split of a call into local GEMM and panels, bytes received per rank), table.txt, meta.txt.
+# alone, the split of a call into local GEMM and panels, bytes received per rank), table.txt, meta.txt,
+# and the chart gpu_scaling.png/.svg where gnuplot is (plots/gpu_scaling.sh).
 # Exit: 0 done, 1 a run failed, 2 bad usage, 4 no GPU.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -42,7 +43,7 @@ for g in $GPUS; do
         { echo "gpu_scaling.sh: error: --gpus asks for $g GPUs; this machine has $PRESENT" >&2; exit 2; }
 done
 # In increasing order: the speed-ups are against the 1-GPU row (empty if --gpus leaves 1 out).
-GPUS=$(tr ' ' '\n' <<<"$GPUS" | grep . | sort -n -u | tr '\n' ' ')
+GPUS=$(tr ' ' '\n' <<<"$GPUS" | grep . | sort -n -u | tr '\n' ' ' | sed 's/ $//')
 CORES=$(nproc)
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -99,4 +100,7 @@ rm -f "$OUT/err.txt"
     awk -F, 'NR > 1 { printf "%5s %5s %10.1f %8s %12s %9.2f %9.2f %9.2f\n", $1, $2, $3, $4, $5, $7, $8, $9 / 1048576 }' \
         "$OUT/gpu_scaling.csv"
 } | tee "$OUT/table.txt"
+if command -v gnuplot >/dev/null 2>&1; then
+    plots/gpu_scaling.sh "$OUT" || STATUS=1
+fi
 exit $STATUS

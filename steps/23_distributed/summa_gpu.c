@@ -174,7 +174,7 @@ const struct dist_memory *summa_gpu_memory(void)
 
 /* ---------------------------------------------------------------- binding ranks to GPUs */
 
-enum { BOUND, NO_GPU, SHARED_GPU }; /* a rank's state after binding, worst last */
+enum { BOUND, SHARED_GPU, NO_GPU }; /* a rank's state after binding, worst last (the one reported) */
 enum { REASON_LEN = 160 };          /* bytes of the reason a rank sends with a failure */
 
 /** The CUDA devices this rank sees (CUDA_VISIBLE_DEVICES may show it one of the node's); 0, and why in
@@ -225,9 +225,8 @@ static int bind_gpu(void)
     const int gpus = visible_gpus(why);
     cudaUUID_t uuid;
     memset(&uuid, 0, sizeof uuid); /* (a rank without a GPU sends zeros: it fails below anyway) */
-    if (gpus > 0) {
+    if (gpus > 0) { /* (no context yet: cudaSetDevice waits until every rank agrees, below) */
         G.device = local % gpus;
-        cuda_check(cudaSetDevice(G.device), "cudaSetDevice");
         struct cudaDeviceProp prop;
         cuda_check(cudaGetDeviceProperties(&prop, G.device), "cudaGetDeviceProperties");
         snprintf(G.name, sizeof G.name, "%s", prop.name);
@@ -251,6 +250,7 @@ static int bind_gpu(void)
     if (worst[0] == SHARED_GPU)
         dist_cannot_run("local=gpu: rank %d shares its GPU with another rank of its node: start at most one rank per "
                         "GPU, or add --param share=1 to let ranks share GPUs (for correctness, not speed)", worst[1]);
+    cuda_check(cudaSetDevice(G.device), "cudaSetDevice");
     int any = 0;
     mpi_check(MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
     return any;
@@ -303,8 +303,8 @@ const char *summa_gpu_configure(int nparams, const char *const *params, char *de
         cuda_check(cudaEventCreateWithFlags(&G.ready[s], cudaEventDisableTiming), "cudaEventCreate (ready)");
         cuda_check(cudaEventCreateWithFlags(&G.freed[s], cudaEventDisableTiming), "cudaEventCreate (freed)");
     }
-    snprintf(desc, desclen, "GPU %d of its node per rank: %s; local GEMM %s; panels %s", G.device, G.name,
-             G.own ? "step 22's FP64 kernel" : "cuBLAS DGEMM", path);
+    snprintf(desc, desclen, "one GPU per rank (rank 0: device %d of those it sees): %s; local GEMM %s; panels %s",
+             G.device, G.name, G.own ? "step 22's FP64 kernel" : "cuBLAS DGEMM", path);
     return NULL;
 }
 
