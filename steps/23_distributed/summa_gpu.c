@@ -353,11 +353,12 @@ static cudaEvent_t mark(int t, int which)
 
 /** Where the update of panel p reads A's and B's pieces. */
 struct view {
-    struct panel p;
-    int set;         /* its buffer set */
-    const double *a; /* A(rows, panel): the set's buffer, or this rank's A where nobody sends (Q = 1) */
-    const double *b; /* B(panel, cols): the set's buffer, or this rank's B (P = 1) */
-    int lda, ldb;
+    struct panel p;  /**< which panel */
+    int set;         /**< its buffer set */
+    const double *a; /**< A(rows, panel): the set's buffer, or this rank's A where nobody sends (Q = 1) */
+    const double *b; /**< B(panel, cols): the set's buffer, or this rank's B (P = 1) */
+    int lda;         /**< a's leading dimension */
+    int ldb;         /**< b's leading dimension */
 };
 
 static struct view view_of(const struct local *L, struct panel p, int t)
@@ -422,8 +423,8 @@ static void enqueue_nccl_panel(const struct local *L, const struct view *v, int 
 
 /** A staged panel's two host broadcasts. */
 struct staged {
-    struct view v;
-    MPI_Request req[2];
+    struct view v;      /**< the panel and its buffers */
+    MPI_Request req[2]; /**< the broadcasts of A's and B's pieces (MPI_REQUEST_NULL: none) */
 };
 
 /* The owner packs and copies its piece to pinned host memory; then the broadcasts start (MPI needs the
