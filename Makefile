@@ -224,6 +224,14 @@ $(MPI_GPU_OBJ): $(NCCL_STAMP)
 $(MPI_KERNEL_OBJ): override CFLAGS += -DHAVE_SUMMA_GPU
 MPI_HYBRID_OBJS += $(MPI_GPU_OBJ)
 MPI_HYBRID_LIBS += $(NCCL_LIBS)
+# A stand-in for the CUDA runtime, cuBLAS and NCCL on the host (tests/fake_cuda.c): tests/mpi.sh preloads
+# it into step 23 where there is no GPU, to test local=gpu's ordering of streams and broadcasts.
+FAKE_CUDA := $(if $(HAVE_MPI),$(BUILD)/fake_cuda.so)
+tests: $(FAKE_CUDA)
+$(BUILD)/fake_cuda.so: tests/fake_cuda.c $(NCCL_STAMP)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 -O2 -Wall -Wextra -fPIC -shared -I$(CUDA_INCDIR) $(if $(HAVE_NCCL),-DHAVE_NCCL $(NCCL_CFLAGS)) \
+	    $< -o $@ $(BLAS_LIBS)
 endif
 ifneq ($(HAVE_MPI),)
 define MPI_STEP_RULE

@@ -10,6 +10,8 @@
 # (its result compared with the verified one on every checked shape), switched off, and built without;
 # planted bugs that the verifier must catch; bad command lines, a grid that does not match the ranks,
 # a rank that runs out of memory: the exit codes, one line, and no hang (every mpirun has a timeout).
+# --param local=gpu: on the GPUs where there are any, and everywhere nvcc is against a stand-in GPU
+# (tests/fake_cuda.c) that runs queued work at unhelpful times, with a planted ordering bug it must catch.
 # Without MPI, the checks are counted as not run.
 
 STANDALONE=0
@@ -183,6 +185,68 @@ elif [ -z "$DRY" ] && have_nvcc; then
         fail "gpu_scaling.sh without a GPU: exit $rc: $(head -n 1 "$MPI_TMP/err")"
 else
     not_run $(( MPI_GPU_CHECKS + 1 )) "${DRY:-no nvcc: step 23 is built without local=gpu}"
+fi
+
+# ---- local=gpu against a stand-in GPU (tests/fake_cuda.c, preloaded: host memory, streams as queues, NCCL
+# over MPI), wherever nvcc built the GPU path, a GPU or not: the waits between summa_gpu.c's streams, the
+# staged path and the NCCL path's order, in three schedules (late: queued work runs only when waited for;
+# eager; skew: the GEMMs late, the panels early). It checks the host code's ordering, not a GPU. A planted
+# bug (a GEMM that does not wait for its panel) must fail under it.
+FAKE_LIB=build/fake_cuda.so
+FAKE_SHAPES="$MPI_SMALL,300x200x250"
+FAKE_RUNS="late:4:4:2x2: late:1:4:2x2:--param_share=1 late:2:2:1x2:--param_bcast=host late:1:1:1x1: eager:4:4:2x2: skew:4:4:2x2: skew:1:2:2x1:--param_share=1"
+# fake_launcher BIN MODE GPUS NP GRID [args...]: a launcher whose ranks preload the stand-in
+fake_launcher() {
+    local bin=$1 mode=$2 gpus=$3 np=$4 grid=$5 name; shift 5
+    name="$MPI_TMP/fake-$(basename "$bin")-$mode-$gpus-$np-$grid"
+    {
+        echo '#!/bin/sh'
+        echo 'export OMP_NUM_THREADS=1'
+        echo "exec timeout -k 5 $MPI_TIMEOUT ${MPIRUN:-mpirun} -q -np $np --oversubscribe --bind-to none" \
+             "-x LD_PRELOAD=$PWD/$FAKE_LIB -x FAKE_GPUS=$gpus -x FAKE_MODE=$mode" \
+             "$bin --param grid=$grid --param local=gpu $* \"\$@\""
+    } >"$name"
+    chmod +x "$name"
+    echo "$name"
+}
+# build_gpu_mutant NAME PERL_SUBSTITUTION: step 23 with summa_gpu.c changed, compiled and linked as the step is.
+build_gpu_mutant() {
+    local name=$1 subst=$2 mut=build/mutants/$1 mk="make -s --no-print-directory"
+    mkdir -p build/mutants
+    perl -0pe "$subst" steps/23_distributed/summa_gpu.c >"$mut.c"
+    if cmp -s "$mut.c" steps/23_distributed/summa_gpu.c; then
+        fail "mutant $name: the substitution no longer matches steps/23_distributed/summa_gpu.c (update the test)"; return 1
+    fi
+    local nccl=""; [ -n "$($mk print-HAVE_NCCL)" ] && nccl=-DHAVE_NCCL
+    # shellcheck disable=SC2046
+    if ! { $($mk print-MPICC) $($mk print-CFLAGS) -Isteps/23_distributed -Isteps/22_hybrid -I"$($mk print-CUDA_INCDIR)" \
+               $nccl -c "$mut.c" -o "$mut.o" &&
+           $($mk print-MPICC) -fopenmp build/obj/steps/23_distributed/kernel.o $($mk print-MPI_STEP_OBJS) \
+               $($mk print-MPI_HYBRID_OBJS | tr ' ' '\n' | grep -v 'summa_gpu\.o$') "$mut.o" -o "$mut" \
+               $($mk print-LDLIBS_CPU) $($mk print-SCALAPACK_LIBS) $($mk print-MPI_HYBRID_LIBS) -ldl; } >"$mut.log" 2>&1; then
+        fail "mutant $name does not build: $(grep -m1 error "$mut.log")"; return 1
+    fi
+}
+FAKE_CHECKS=$(( ($(wc -w <<<"$FAKE_RUNS") + 1) * $(shape_count "$FAKE_SHAPES") + 1 ))
+if [ -z "$DRY" ] && have_nvcc && [ -f "$FAKE_LIB" ]; then
+    t0=$SECONDS p0=$PASSED f0=$FAILED
+    for r in $FAKE_RUNS; do
+        IFS=: read -r mode gpus np grid extra <<<"$r"
+        # shellcheck disable=SC2086
+        run_shape_set "$(fake_launcher "$MPI_BIN" "$mode" "$gpus" "$np" "$grid" ${extra//_/ })" "$FAKE_SHAPES" \
+            -1.5 0.5 $PADDING --param panel=5
+    done
+    run_shape_set "$(fake_launcher "$MPI_BIN" late 4 4 2x2)" "$FAKE_SHAPES" 1 0 --param overlap=0
+    echo "  local=gpu on the stand-in GPU: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+    if build_gpu_mutant gpu_no_ready 's/cuda_check\(cudaStreamWaitEvent\(G\.comp, G\.ready\[v->set\], 0\), "cudaStreamWaitEvent"\);//'; then
+        r0=$FAIL_ROWS p1=$PASSED f1=$FAILED failures0=$FAILURES
+        run_shape_set "$(fake_launcher build/mutants/gpu_no_ready late 4 4 2x2)" "$FAKE_SHAPES" -1.5 0.5 --param panel=5 >/dev/null
+        caught=$((FAIL_ROWS - r0)); PASSED=$p1 FAILED=$f1 FAIL_ROWS=$r0 FAILURES=$failures0
+        [ "$caught" -gt 0 ] && pass "the stand-in catches a GEMM that does not wait for its panel ($caught shapes fail)" ||
+            fail "the stand-in does NOT catch a GEMM that does not wait for its panel"
+    fi
+else
+    not_run "$FAKE_CHECKS" "${DRY:-no nvcc: step 23 is built without local=gpu}"
 fi
 
 # ---- the baseline: present (named in every row), switched off, built without
