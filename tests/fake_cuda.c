@@ -41,6 +41,17 @@ static void fake_fail(const char *what)
     exit(3);
 }
 
+/** A zeroed object of @p bytes, or stop with one line naming @p what. */
+static void *fake_new(size_t bytes, const char *what)
+{
+    void *p = calloc(1, bytes);
+    if (p == NULL) {
+        fprintf(stderr, "fake_cuda: error: out of memory (%s)\n", what);
+        exit(3);
+    }
+    return p;
+}
+
 enum op_kind { OP_COPY, OP_COPY2D, OP_GEMM, OP_WAIT, OP_BCAST };
 
 struct fake_stream;
@@ -245,9 +256,9 @@ cudaError_t cudaDeviceSynchronize(void)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
     (void)flags;
-    struct fake_stream *s = calloc(1, sizeof *s);
-    if (s == NULL || nstreams == MAX_STREAMS)
+    if (nstreams == MAX_STREAMS)
         fake_fail("too many streams");
+    struct fake_stream *s = fake_new(sizeof *s, "a stream");
     streams[nstreams++] = s;
     *stream = (cudaStream_t)s;
     return cudaSuccess;
@@ -262,9 +273,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 
 cudaError_t cudaEventCreate(cudaEvent_t *event)
 {
-    struct fake_event *e = calloc(1, sizeof *e);
-    if (e == NULL)
-        fake_fail("out of memory (an event)");
+    struct fake_event *e = fake_new(sizeof *e, "an event");
     *event = (cudaEvent_t)e;
     return cudaSuccess;
 }
@@ -318,9 +327,7 @@ struct fake_blas {
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
-    struct fake_blas *h = calloc(1, sizeof *h);
-    if (h == NULL)
-        fake_fail("out of memory (a cuBLAS handle)");
+    struct fake_blas *h = fake_new(sizeof *h, "a cuBLAS handle");
     *handle = (cublasHandle_t)h;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -375,8 +382,8 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
 {
     int colour = 0, size = 0;
     memcpy(&colour, id.internal, sizeof colour);
-    struct ncclComm *c = calloc(1, sizeof *c);
-    if (c == NULL || MPI_Comm_split(MPI_COMM_WORLD, colour, rank, &c->comm) != MPI_SUCCESS)
+    struct ncclComm *c = fake_new(sizeof *c, "a communicator");
+    if (MPI_Comm_split(MPI_COMM_WORLD, colour, rank, &c->comm) != MPI_SUCCESS)
         return ncclSystemError;
     MPI_Comm_size(c->comm, &size);
     if (size != nranks)

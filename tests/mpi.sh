@@ -209,6 +209,16 @@ fake_launcher() {
     chmod +x "$name"
     echo "$name"
 }
+# expect_caught WHAT COMMAND...: COMMAND runs checks of a mutant; some of its rows must FAIL. Its own
+# counts are dropped: it is one check, passed if the mutant was caught.
+expect_caught() {
+    local what=$1 p0=$PASSED f0=$FAILED r0=$FAIL_ROWS failures0=$FAILURES caught total; shift
+    "$@" >/dev/null
+    caught=$((FAIL_ROWS - r0)) total=$((PASSED - p0 + FAILED - f0))
+    PASSED=$p0 FAILED=$f0 FAIL_ROWS=$r0 FAILURES=$failures0
+    if [ "$caught" -gt 0 ]; then pass "$what: caught ($caught of $total checks fail)"
+    else fail "$what: NOT caught (all $total checks pass)"; fi
+}
 # build_gpu_mutant NAME PERL_SUBSTITUTION: step 23 with summa_gpu.c changed, compiled and linked as the step is.
 build_gpu_mutant() {
     local name=$1 subst=$2 mut=build/mutants/$1 mk="make -s --no-print-directory"
@@ -238,13 +248,9 @@ if [ -z "$DRY" ] && have_nvcc && [ -f "$FAKE_LIB" ]; then
     done
     run_shape_set "$(fake_launcher "$MPI_BIN" late 4 4 2x2)" "$FAKE_SHAPES" 1 0 --param overlap=0
     echo "  local=gpu on the stand-in GPU: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
-    if build_gpu_mutant gpu_no_ready 's/cuda_check\(cudaStreamWaitEvent\(G\.comp, G\.ready\[v->set\], 0\), "cudaStreamWaitEvent"\);//'; then
-        r0=$FAIL_ROWS p1=$PASSED f1=$FAILED failures0=$FAILURES
-        run_shape_set "$(fake_launcher build/mutants/gpu_no_ready late 4 4 2x2)" "$FAKE_SHAPES" -1.5 0.5 --param panel=5 >/dev/null
-        caught=$((FAIL_ROWS - r0)); PASSED=$p1 FAILED=$f1 FAIL_ROWS=$r0 FAILURES=$failures0
-        [ "$caught" -gt 0 ] && pass "the stand-in catches a GEMM that does not wait for its panel ($caught shapes fail)" ||
-            fail "the stand-in does NOT catch a GEMM that does not wait for its panel"
-    fi
+    build_gpu_mutant gpu_no_ready 's/cuda_check\(cudaStreamWaitEvent\(G\.comp, G\.ready\[v->set\], 0\), "cudaStreamWaitEvent"\);//' &&
+        expect_caught "the stand-in GPU, a GEMM that does not wait for its panel" \
+            run_shape_set "$(fake_launcher build/mutants/gpu_no_ready late 4 4 2x2)" "$FAKE_SHAPES" -1.5 0.5 --param panel=5
 else
     not_run "$FAKE_CHECKS" "${DRY:-no nvcc: step 23 is built without local=gpu}"
 fi
@@ -316,14 +322,7 @@ build_mpi_mutant() {
     fi
 }
 # expect_mpi_caught NAME WHAT: the mutant on every grid at every alpha/beta class (small shapes).
-expect_mpi_caught() {
-    local p0=$PASSED f0=$FAILED r0=$FAIL_ROWS failures0=$FAILURES caught total
-    grid_runs "$MPI_MUT/$1" "$MPI_SMALL" >/dev/null
-    caught=$((FAIL_ROWS - r0)) total=$((PASSED - p0 + FAILED - f0))
-    PASSED=$p0 FAILED=$f0 FAIL_ROWS=$r0 FAILURES=$failures0
-    if [ "$caught" -gt 0 ]; then pass "$2: caught ($caught of $total checks fail)"
-    else fail "$2: NOT caught (all $total checks pass)"; fi
-}
+expect_mpi_caught() { expect_caught "$2" grid_runs "$MPI_MUT/$1" "$MPI_SMALL"; }
 if [ -n "$DRY" ]; then not_run 3 "$DRY"
 else
     # 1. The last panel of K never computed: the loop ends as soon as the last broadcast has arrived.
