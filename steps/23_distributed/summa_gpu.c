@@ -45,8 +45,8 @@
 
 enum { SETS = 2 }; /* panel buffer sets: one multiplied, one arriving */
 
-/* Four timing events per panel: its copy stream's work (pack and broadcast) starts and ends, its GEMM
- * starts and ends. */
+/* Four timing events per panel: its copy stream's work (pack and broadcast) starts and ends (the NCCL
+ * path; the staged path's host times its own), its GEMM starts and ends. */
 enum { COPY_START, COPY_END, GEMM_START, GEMM_END, MARKS_PER_PANEL };
 
 static struct {
@@ -429,7 +429,7 @@ struct staged {
 
 /* The owner packs and copies its piece to pinned host memory; then the broadcasts start (MPI needs the
  * bytes on the host: the host waits for the copy stream first). */
-static void start_staged(const struct local *L, struct staged *f, int t, struct dist_stats *st)
+static void start_staged(const struct local *L, struct staged *f, struct dist_stats *st)
 {
     const struct view *v = &f->v;
     const size_t na = (size_t)L->rows.len * v->p.w, nb = (size_t)v->p.w * L->cols.len, d = sizeof(double);
@@ -437,7 +437,6 @@ static void start_staged(const struct local *L, struct staged *f, int t, struct 
      * (already counted as GEMM time) does not count as communication. */
     cuda_check(cudaEventSynchronize(G.freed[v->set]), "cudaEventSynchronize (a panel's GEMM)");
     const double t0 = wall_seconds();
-    cuda_check(cudaEventRecord(mark(t, COPY_START), G.copy), "cudaEventRecord");
     pack(L, v, G.copy);
     if (L->g->Q > 1 && L->g->col == v->p.a_root && na > 0)
         cuda_check(cudaMemcpyAsync(G.ha[v->set], G.abuf[v->set], na * d, cudaMemcpyDeviceToHost, G.copy),
@@ -457,7 +456,7 @@ static void start_staged(const struct local *L, struct staged *f, int t, struct 
 }
 
 /* Wait for the broadcasts; the receivers copy the panel to their GPU (the owner's is there already). */
-static void finish_staged(const struct local *L, struct staged *f, int t, struct dist_stats *st)
+static void finish_staged(const struct local *L, struct staged *f, struct dist_stats *st)
 {
     const double t0 = wall_seconds();
     const struct view *v = &f->v;
@@ -469,7 +468,6 @@ static void finish_staged(const struct local *L, struct staged *f, int t, struct
     if (L->g->P > 1 && L->g->row != v->p.b_root && nb > 0)
         cuda_check(cudaMemcpyAsync(G.bbuf[v->set], G.hb[v->set], nb * d, cudaMemcpyHostToDevice, G.copy),
                    "cudaMemcpyAsync (B's panel to the GPU)");
-    cuda_check(cudaEventRecord(mark(t, COPY_END), G.copy), "cudaEventRecord");
     cuda_check(cudaEventRecord(G.ready[v->set], G.copy), "cudaEventRecord");
     st->comm_s += wall_seconds() - t0;
 }
@@ -492,10 +490,10 @@ static int summa_staged(const struct local *L, double alpha, double beta, double
     struct staged f[SETS];
     int t = 0;
     f[0].v = view_of(L, summa_panel_at(L, 0, width), 0);
-    start_staged(L, &f[0], 0, st);
+    start_staged(L, &f[0], st);
     for (;; ++t) {
         struct staged *now = &f[t % SETS], *next = &f[(t + 1) % SETS];
-        finish_staged(L, now, t, st);
+        finish_staged(L, now, st);
         enqueue_gemm(L, &now->v, t, alpha, t == 0 ? beta : 1.0, C, ldc); /* beta once: the first panel scales C */
         const int k1 = now->v.p.k0 + now->v.p.w;
         if (k1 >= L->k)
@@ -503,7 +501,7 @@ static int summa_staged(const struct local *L, double alpha, double beta, double
         if (!overlap) /* broadcast and multiply in turn */
             cuda_check(cudaStreamSynchronize(G.comp), "a panel's GEMM");
         next->v = view_of(L, summa_panel_at(L, k1, width), t + 1);
-        start_staged(L, next, t + 1, st);
+        start_staged(L, next, st);
     }
 }
 
