@@ -59,6 +59,17 @@ if [ -z "$DRY" ]; then
 else
     for step in $(gpu_steps); do gpu_step_checks "$step"; done
 fi
+# Step 14's plan with whole tiles and split ones in one grid: planned for a GPU of 7 SMs (--param sms),
+# the last round's tiles cut into 3 slabs, with four classes' configurations (both kernels, three tiles).
+for forced in square small unaligned short_k; do
+    for ab in $SCALARS; do
+        for pad in "" "$PADDING"; do
+            # shellcheck disable=SC2086
+            run_shape_set "$(step_bin 14_autotuned)" "$SHAPES" "${ab%,*}" "${ab#*,}" --param sms=7 --param split=3 \
+                --param class=$forced $pad
+        done
+    done
+done
 for step in $(gpu_steps); do gpu_big_checks "$step"; done
 [ -n "$DRY" ] && echo "  GPU steps: $(( $(not_run_total) - NOT_RUN_BEFORE )) checks not run ($DRY)"
 DRY=""

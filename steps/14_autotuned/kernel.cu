@@ -30,8 +30,12 @@
  * writes the fastest per class to a config header; the Makefile pre-includes
  * that header here (build/tuned.h, else the committed tuned_h200.h, else the
  * defaults below). At run time the launcher picks the class of the shape, then
- * looks at how its tiles fill the SMs: another tuned configuration, or K split
- * into slabs (split-K), where that fills them better ("the choice per shape").
+ * looks at how its tiles fill the SMs: another tuned configuration, or the
+ * last round of tiles split along K into slabs, where that fills them better
+ * ("the choice per shape"). An A or B that cannot be read 128 bits at a time
+ * is copied into a padded buffer first, and blocks on the bottom and right
+ * edges of C are moved back inside the matrices, so that every block runs the
+ * fast path.
  *
  * The one piece of C++ beyond step 13's templates is a class template, `tile`:
  * it bundles a configuration's constants so that one kernel can be compiled for each.
@@ -286,48 +290,123 @@ __device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM
     }
 }
 
-/** C = alpha * acc + beta * C for the thread's tile, whose first element is C(i, j): acc[c][r] with
- *  r = VEC*gm + dr, c = VEC*gn + dc is C(i + gm*SLAB_M + dr, j + gn*SLAB_N + dc). */
+/** How a grid's blocks share the tiles of C (the launcher's plan, "the choice per shape" below). The
+ *  tiles are numbered down the columns of tiles (t = ti + tiles_m * tj); the first `whole` are each one
+ *  block over all of K, written to C; every later tile is cut into `slabs` slabs of K, `kchunk` long
+ *  (the last one shorter), one block each, which write their partial products to `part`, BM x BN per
+ *  block, for sum_tiles to add into C afterwards. With whole = tiles there is no split. */
+struct split_plan {
+    int tiles_m;  ///< tiles down a column of C: ceil(M / BM)
+    int whole;    ///< tiles 0 .. whole-1: one block each, over all of K
+    int slabs;    ///< each later tile: this many blocks, one per slab of K
+    int kchunk;   ///< K of a slab (a multiple of every BK, so a slab keeps A's and B's alignment)
+    float *part;  ///< the slabs' partial products: block whole + r writes BM x BN floats at r * BM * BN
+    int rows_a;   ///< rows of A that may be read: M, or a multiple of 4 above it where A is a padded copy
+    bool shift;   ///< move edge tiles back inside the matrices (below)
+};
+
+/** Where a block writes its tile: C itself, or its slab's place among the partial products. out is the
+ *  tile's own corner; a thread's element (i, j), counted from the corner the block computed from, goes
+ *  to out[(i - skip_rows) + (j - skip_cols) * ld] if it lies at or past the skips and inside rows x cols
+ *  from out. For C, alpha and beta are the call's; for a slab, out is its BM x BN buffer (ld = BM),
+ *  alpha = 1 and beta = 0. */
+struct tile_out {
+    float *out;    ///< element (0, 0) of the tile it owns
+    int ld;        ///< leading dimension of out
+    int rows;      ///< rows from out to C's last row (at most BM are written)
+    int cols;      ///< columns from out to C's last column
+    int skip_rows; ///< rows the block computed above its tile (a moved edge block; a multiple of 4)
+    int skip_cols; ///< columns it computed left of its tile
+    float alpha;   ///< the scalars applied in the store
+    float beta;    ///< (beta == 0: out is not read)
+    bool vec;      ///< 128-bit stores allowed
+};
+
+/** The corner (i0, j0) block blockIdx.x computes from, for tile @p t: the tile's own corner, or, for a
+ *  tile that hangs over the bottom or right edge of C (plan.shift), one moved back so that the whole
+ *  block lies inside A and B. It then overlaps its neighbour and stores only the rows and columns it
+ *  owns, but every copy of its slices is one of the fast path's, without bounds tests: on the H200 the
+ *  edge blocks ran 12% slower than the others at 2000^3, and where all tiles run in one round the
+ *  slowest block is the whole call's time. Rows move only by whole float4 groups (A's rows stay
+ *  16-byte aligned), so only where the rows of A that may be read are a multiple of 4. */
+template <class T> __device__ void corner(const split_plan &plan, int N, int t, int &i0, int &j0)
+{
+    i0 = t % plan.tiles_m * T::BM, j0 = t / plan.tiles_m * T::BN;
+    if (plan.shift && i0 + T::BM > plan.rows_a && plan.rows_a >= T::BM && plan.rows_a % VEC == 0)
+        i0 = plan.rows_a - T::BM;
+    if (plan.shift && j0 + T::BN > N && N >= T::BN)
+        j0 = N - T::BN;
+}
+
+/** Block blockIdx.x's tile (numbered as in split_plan), or -1 - r for the r-th block of the slabs. */
+__device__ int block_tile(const split_plan &plan, int &r)
+{
+    r = (int)blockIdx.x - plan.whole; /* the block's rank among the slabs' blocks */
+    return r < 0 ? (int)blockIdx.x : plan.whole + r / plan.slabs;
+}
+
+/** Block blockIdx.x's share of the plan: the corner it computes from (i0, j0) and its slab of K (A and
+ *  B moved to its first column of A / row of B, K cut to the slab's length). */
 template <class T>
-__device__ void store_tile(float *C, int ldc, int M, int N, int i, int j, const float (&acc)[T::TN][T::TM],
-                           float alpha, float beta, bool vec_c)
+__device__ void take_work(const split_plan &plan, const float *&A, int lda, const float *&B, int N, int &K, int &i0,
+                          int &j0)
+{
+    int r;
+    corner<T>(plan, N, block_tile(plan, r), i0, j0);
+    if (r < 0) /* a whole tile */
+        return;
+    const int k0 = r % plan.slabs * plan.kchunk;
+    A += (size_t)k0 * lda; /* A(:, k0 ..) */
+    B += k0;               /* B(k0 .., :) */
+    K = min(plan.kchunk, K - k0);
+}
+
+/** Where block blockIdx.x, computing from corner (i0, j0), writes: its tile of C, or its slab's buffer,
+ *  from the tile's own corner, skipping the rows and columns a moved block shares with its neighbour.
+ *  (Worked out after the main loop, from the kernel's arguments, so that nothing of it occupies
+ *  registers during the loop.) */
+template <class T>
+__device__ tile_out output_of(const split_plan &plan, float *C, int ldc, int M, int N, float alpha, float beta,
+                              bool vec_c, int i0, int j0)
+{
+    int r;
+    const int t = block_tile(plan, r);
+    const int ti = t % plan.tiles_m * T::BM, tj = t / plan.tiles_m * T::BN; /* the tile's own corner */
+    if (r < 0)
+        return {&C[ti + (size_t)tj * ldc], ldc, M - ti, N - tj, ti - i0, tj - j0, alpha, beta, vec_c};
+    return {plan.part + (size_t)r * T::BM * T::BN, T::BM, M - ti, N - tj, ti - i0, tj - j0, 1.0f, 0.0f, true};
+}
+
+/** C = alpha * acc + beta * C for the thread's part of the tile, through @p o: (i, j) is the thread's
+ *  first element, counted from the corner the block computed from; acc[c][r] with r = VEC*gm + dr,
+ *  c = VEC*gn + dc is element (i + gm*SLAB_M + dr, j + gn*SLAB_N + dc). Rows skipped are whole groups. */
+template <class T> __device__ void store_tile(const tile_out &o, int i, int j, const float (&acc)[T::TN][T::TM])
 {
 #pragma unroll
     for (int c = 0; c < T::TN; ++c)
 #pragma unroll
-        for (int gm = 0; gm < T::GM; ++gm)
-            store4(C, ldc, i + gm * T::SLAB_M, j + (c / VEC) * T::SLAB_N + c % VEC, M, N,
-                   make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
-                   alpha, beta, vec_c);
-}
-
-/** Split-K: block z of a grid of S (gridDim.z) multiplies only K's columns z*kchunk .. (z+1)*kchunk-1 of
- *  A (and those rows of B), and writes its partial product to slab z of C, which is then the launcher's
- *  workspace (slab z starts z*ldc*N floats in; the launcher passes alpha = 1 and beta = 0 and sums the
- *  slabs afterwards). With one slab (kchunk = K) nothing moves. kchunk is a multiple of every BK, so a
- *  slab's A and B keep their alignment. */
-__device__ void take_k_range(const float *&A, int lda, const float *&B, float *&C, int ldc, int N, int &K,
-                             int kchunk)
-{
-    const int k0 = blockIdx.z * kchunk;
-    A += (size_t)k0 * lda;             /* A(:, k0 ..) */
-    B += k0;                           /* B(k0 .., :) */
-    C += (size_t)blockIdx.z * ldc * N; /* slab z */
-    K = min(kchunk, K - k0);
+        for (int gm = 0; gm < T::GM; ++gm) {
+            const int r = i + gm * T::SLAB_M - o.skip_rows, n = j + (c / VEC) * T::SLAB_N + c % VEC - o.skip_cols;
+            if (r >= 0 && n >= 0) /* not the neighbour's */
+                store4(o.out, o.ld, r, n, o.rows, o.cols,
+                       make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
+                       o.alpha, o.beta, o.vec);
+        }
 }
 
 /** C = alpha*A*B + beta*C with configuration T: steps 09-11's kernel, every size a parameter. */
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
 sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, int kchunk)
+            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, split_plan plan)
 {
-    take_k_range(A, lda, B, C, ldc, N, K, kchunk);
+    int i0, j0; /* the block's corner of C */
+    take_work<T>(plan, A, lda, B, N, K, i0, j0);
+    const int Ma = plan.rows_a; /* the rows of A the copies may read: M, or more where A is a padded copy */
     extern __shared__ float4 smem[]; /* float4: the 16-byte alignment the vector accesses need */
     float *As = (float *)smem;                   /* As[b][p][i] = A(i0 + i, k0 + p) */
     float *Bs = As + T::BUFFERS * T::BK * T::BM; /* Bs[b][p][j] = B(k0 + p, j0 + j) */
 
-    const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN; /* the block's corner of C */
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     const int wm = T::WM * (warp % (T::BM / T::WM)), wn = T::WN * (warp / (T::BM / T::WM)); /* warp's corner */
     /* The thread's first row and column; its g-th group of 4 rows starts g*SLAB_M further down,
@@ -336,13 +415,13 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
 
     /* The block's rows and columns all inside C, and 128-bit loads allowed: its slices need no bounds
      * tests, except the last one (K need not be a multiple of BK). The same for every thread. */
-    const bool inside = vec_a && vec_b && i0 + T::BM <= M && j0 + T::BN <= N;
+    const bool inside = vec_a && vec_b && i0 + T::BM <= Ma && j0 + T::BN <= N;
     float4 copy[T::COPIES];       /* the next slice, in flight through registers */
     float acc[T::TN][T::TM] = {}; /* acc[c][r]: row r, column c of the thread's groups, in order */
     float a[2][T::TM], b[2][T::TN]; /* fragments; PIPE 3 alternates between the two sets */
 #pragma unroll
     for (int c = 0; c < T::COPIES; ++c)
-        copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, 0, vec_a, vec_b);
+        copy[c] = load_copy<T>(c, A, lda, B, ldb, Ma, N, K, i0, j0, 0, vec_a, vec_b);
 #pragma unroll
     for (int c = 0; c < T::COPIES; ++c)
         store_copy<T>(c, As, Bs, 0, copy[c]);
@@ -363,7 +442,7 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
             else if (more)
 #pragma unroll
                 for (int c = 0; c < T::COPIES; ++c)
-                    copy[c] = load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
+                    copy[c] = load_copy<T>(c, A, lda, B, ldb, Ma, N, K, i0, j0, k0 + T::BK, vec_a, vec_b);
 #pragma unroll
             for (int p = 0; p < T::BK; ++p) { /* the compiler orders the fragment reads */
                 load_fragments<T>(as, bs, p, row, col, a[0], b[0]);
@@ -384,7 +463,7 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
                     for (int c = 0; c < T::COPIES; ++c) { /* (compile-time tests: the loops are unrolled) */
                         if (issue<T>(c) == p)
                             copy[c] = full ? load_copy_inside<T>(c, A, lda, B, ldb, i0, j0, k0 + T::BK)
-                                           : load_copy<T>(c, A, lda, B, ldb, M, N, K, i0, j0, k0 + T::BK, vec_a,
+                                           : load_copy<T>(c, A, lda, B, ldb, Ma, N, K, i0, j0, k0 + T::BK, vec_a,
                                                           vec_b);
                         if (issue<T>(c) + T::LAG == p) /* the other buffer is free: stored any time */
                             store_copy<T>(c, As, Bs, next, copy[c]);
@@ -401,7 +480,7 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
         }
     }
 
-    store_tile<T>(C, ldc, M, N, i0 + row, j0 + col, acc, alpha, beta, vec_c);
+    store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
 }
 
 /* ---------------------------------------------------------------- PIPE 4-5: copies by cp.async
@@ -524,22 +603,24 @@ __device__ void copy_slice_async(const float *A, int lda, const float *B, int ld
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
 sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c, int kchunk)
+            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c,
+            split_plan plan)
 {
-    take_k_range(A, lda, B, C, ldc, N, K, kchunk);
+    int i0, j0;
+    take_work<T>(plan, A, lda, B, N, K, i0, j0);
+    const int Ma = plan.rows_a;
     constexpr int STAGES = T::BUFFERS;
     extern __shared__ float4 smem[];
     float *As = (float *)smem;              /* As[s][p][i] = A(i0 + i, k0 + p) in buffer s */
     float *Bs = As + STAGES * T::AS_FLOATS; /* Bs[s][p][j] = B(k0 + p, j0 + j) */
 
-    const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN;
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     const int wm = T::WM * (warp % (T::BM / T::WM)), wn = T::WN * (warp / (T::BM / T::WM));
     const int row = wm + VEC * (lane % T::LANES_M), col = wn + VEC * (lane / T::LANES_M); /* as sgemm_tuned */
     const int t = threadIdx.x;
     const int ai = VEC * (t % (T::BM / VEC)), ap = t / (T::BM / VEC); /* the thread's copies (see tile) */
     const int bp = t % T::BK, bj = t / T::BK;
-    const bool inside = i0 + T::BM <= M && j0 + T::BN <= N; /* (4-byte copies need no alignment beyond a float's) */
+    const bool inside = i0 + T::BM <= Ma && j0 + T::BN <= N; /* (4-byte copies need no alignment beyond a float's) */
     const int slices = (K + T::BK - 1) / T::BK;
 
     /* Prologue: slices 0 .. STAGES-2 in flight. Every slice commits a group, empty past the last slice,
@@ -547,7 +628,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < slices)
-            copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, s * T::BK, As + s * T::AS_FLOATS,
+            copy_slice_async<T>(A, lda, B, ldb, Ma, N, K, i0, j0, s * T::BK, As + s * T::AS_FLOATS,
                                 Bs + s * T::BS_FLOATS, ai, ap, bp, bj, inside && (s + 1) * T::BK <= K, vec_a);
         else
             commit_copies();
@@ -569,7 +650,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
 #pragma unroll
         for (int p = 0; p < T::BK; ++p) {
             if (p == T::ISSUE) /* (compile-time test: the loop is unrolled) */
-                copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, (slice + STAGES - 1) * T::BK,
+                copy_slice_async<T>(A, lda, B, ldb, Ma, N, K, i0, j0, (slice + STAGES - 1) * T::BK,
                                     As + write * T::AS_FLOATS, Bs + write * T::BS_FLOATS, ai, ap, bp, bj, true,
                                     vec_a);
             load_fragments<T>(as, bs, p, row, col, a, b);
@@ -583,7 +664,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
         __syncthreads();           /* ... and everyone's; everyone is also done with the buffer of slice-1 */
         const int next = slice + STAGES - 1;
         if (next < slices) /* into the buffer of slice-1 */
-            copy_slice_async<T>(A, lda, B, ldb, M, N, K, i0, j0, next * T::BK, As + write * T::AS_FLOATS,
+            copy_slice_async<T>(A, lda, B, ldb, Ma, N, K, i0, j0, next * T::BK, As + write * T::AS_FLOATS,
                                 Bs + write * T::BS_FLOATS, ai, ap, bp, bj, inside && (next + 1) * T::BK <= K,
                                 vec_a);
         else
@@ -598,7 +679,7 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
         write = write + 1 == STAGES ? 0 : write + 1;
     }
     wait_copies<0>(); /* (only empty groups are left; no copy outlives the block) */
-    store_tile<T>(C, ldc, M, N, i0 + row, j0 + col, acc, alpha, beta, vec_c);
+    store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
 }
 
 /* A 128-bit access to column j starts at X + j*ld: 16-byte aligned for every j when X is and ld % 4 == 0. */
@@ -609,66 +690,121 @@ static bool vectorizable(const float *X, int ld)
 
 /* ---------------------------------------------------------------- the choice per shape
  * A class (square, tall, ...) names the configuration the tuner found fastest at one shape. At other
- * shapes, what decides is how evenly the tiles spread over the SMs: T tiles on S SMs leave the busiest
- * SM ceil(T / S) tiles, and the run lasts as long as that SM works. The fill, T / (S ceil(T / S)), is
- * the share of that time the average SM is busy: 72 tiles of 256x128 at 1536^2 fill 0.55 (60 of 132
- * SMs idle all along), 512 tiles at 4096^2 fill 0.97. (One block already keeps an SM busy most of the
- * time here, so the count is of SMs, not of the block slots a second resident block adds; the first
- * H200 run counted slots and split 1024^3 in two: 0.89 of cuBLAS instead of 0.97.) Per shape:
+ * shapes, what decides is how evenly the tiles spread over the SMs. T tiles on S SMs run in rounds:
+ * floor(T / S) full ones, then a last round of T % S tiles in which the other SMs idle. 72 tiles of
+ * 256x128 at 1536^2 leave 60 of 132 SMs idle all along; 288 tiles of 128x64 there run two full rounds
+ * and a third of 24 tiles, 108 SMs idle for a third of the time. (One block already keeps an SM busy
+ * most of the time here, so the count is of SMs, not of the block slots a second resident block adds;
+ * the first H200 run counted slots and split 1024^3 in two: 0.89 of cuBLAS instead of 0.97.)
+ *
+ * The cure is split-K on the last round alone: its tiles are cut into slabs of K, one block per slab,
+ * so that they spread over all the SMs; each slab writes its partial product to a buffer, and a second
+ * kernel (sum_tiles) adds the slabs of each such tile into C with alpha and beta. The 24 tiles above,
+ * in 5 slabs each, give 120 blocks of a fifth of a tile: the last round takes a fifth of the time. The
+ * plan's length, in rounds of one tile on the busiest SM, is floor(T / S) + ceil(L * s / S) / s for L
+ * tiles in the last round cut into s slabs; the fill, T / (S * rounds), is the share of that time the
+ * average SM works. (Stream-K, which hands every SM the same share of all the tiles' k-steps, removes
+ * the last round's waste entirely; this is the one-launch-plus-a-sum version of it.) Per shape:
  *   1. the class's configuration;
- *   2. another of the tuned configurations instead if its fill is higher by more than FILL_MARGIN;
- *   3. split-K where some SMs would still get no tile and K is long: the grid is repeated along z, each
- *      copy on its own slab of K (a multiple of SPLIT_ROUND, at least SPLIT_MIN_K long), as many slabs
- *      as fill the SMs best; each writes its partial product to a workspace, and a second kernel sums
- *      the slabs into C with alpha and beta. */
+ *   2. another of the tuned configurations instead if its plan's fill is higher by more than
+ *      FILL_MARGIN (a smaller tile does more copying per flop, so it must fill clearly better);
+ *   3. the last round's tiles cut into as few slabs as give the best fill, if that beats no split by
+ *      SPLIT_GAIN (each slab at least SPLIT_MIN_K of K, a multiple of SPLIT_ROUND; the partial
+ *      products at most WORKSPACE_MAX). With fewer tiles than SMs the last round is all of them.
+ * Before the configurations are compared, an A or B whose columns cannot be read 128 bits at a time
+ * (lda or ldb not a multiple of 4, as at 4095^2) is copied into a buffer with a padded leading dimension,
+ * if it is used often enough to repay the copy (below). */
 enum {
     SPLIT_ROUND = 32,          /* a slab of K is a multiple of every BK of the space (8, 16, 32) */
     SPLIT_MIN_K = 256,         /* and, when chosen, at least this long: 8+ slices to fill and drain its pipeline */
     SPLIT_MAX = 64,            /* at most this many slabs */
-    REDUCE_THREADS = 256       /* threads per block of the sum over the slabs */
+    REDUCE_THREADS = 256,      /* threads per block of the sum over the slabs */
+    COPY_THREADS = 256,        /* threads per block of the padding copy */
+    COPY_COLS = 8,             /* columns a thread of the copy has in flight at once */
+    MAX_GRID_Y = 65535,        /* blocks along y at most */
+    PAD_MIN_USES = 1024        /* copy an unaligned operand when each element is used at least this often */
 };
 static const double FILL_MARGIN = 1.10;          /* another configuration must fill 10% more to win */
-static const double SPLIT_GAIN = 1.10;           /* a split must raise the fill by 10% to be worth a second pass */
-static const size_t WORKSPACE_MAX = (size_t)1 << 30; /* bytes of slabs at most (1 GiB) */
+static const double SPLIT_GAIN = 1.10;           /* a split must shorten the run by 10% to be worth a second pass */
+static const double SLAB_GAIN = 1.02;            /* and more slabs (more partial products) by 2% more */
+static const size_t WORKSPACE_MAX = (size_t)1 << 30; /* bytes of partial products at most (1 GiB) */
 
-/** C(i, j) = alpha * (sum of the slabs' (i, j)) + beta * C(i, j): slab z is M x N at W + z*M*N, leading
- *  dimension M; one thread per element, consecutive threads down a column (coalesced). */
-__global__ void sum_slabs(int M, int N, int slabs, float alpha, const float *W, float beta, float *C, int ldc)
+/** C(i, j) = alpha * (sum of the slabs of (i, j)) + beta * C(i, j), for the tiles first .. tiles-1 of a
+ *  plan with bm x bn tiles, tiles_m of them down a column: tile first + r's slab z is bm x bn floats
+ *  (leading dimension bm) at part + (r * slabs + z) * bm * bn. One thread per element; consecutive
+ *  threads walk down a column of a tile, in C as in the buffer (coalesced both ways). */
+__global__ void sum_tiles(int M, int N, int bm, int bn, int tiles_m, int first, int tiles, int slabs, float alpha,
+                          const float *part, float beta, float *C, int ldc)
 {
-    const size_t elems = (size_t)M * N;
+    const size_t per_tile = (size_t)bm * bn, elems = (size_t)(tiles - first) * per_tile;
     for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < elems; e += (size_t)gridDim.x * blockDim.x) {
+        const int r = (int)(e / per_tile), l = (int)(e % per_tile); /* split tile r, element l of its tile */
+        const int t = first + r;                                    /* the tile's number, as in the plan */
+        const int i = t % tiles_m * bm + l % bm, j = t / tiles_m * bn + l / bm;
+        if (i >= M || j >= N) /* beyond C's edge: the slabs wrote nothing there */
+            continue;
+        const float *p = part + (size_t)r * slabs * per_tile + l;
         float sum = 0.0f;
         for (int z = 0; z < slabs; ++z)
-            sum += W[z * elems + e];
-        float *c = &C[e % M + e / M * ldc];
+            sum += p[z * per_tile];
+        float *c = &C[i + (size_t)j * ldc];
         *c = beta == 0.0f ? alpha * sum : alpha * sum + beta * *c; /* C is not read when beta == 0 */
     }
 }
 
-/** The workspace of the slabs, kept between calls and grown when needed; freed at exit. */
-static struct {
-    float *p;
-    size_t bytes;
-} workspace;
-
-static void free_workspace(void)
+/** Y = X for a rows x cols matrix, X with leading dimension ld, Y with ldy >= rows, rows past X's set to
+ *  zero (so that the GEMM's blocks may read them without bounds tests): consecutive threads down a
+ *  column (coalesced), each thread COPY_COLS columns at a time, the groups of columns spread over the
+ *  grid's y. A thread issues all COPY_COLS loads before its first store: with one load each, a block of
+ *  256 threads holds 1 KB in flight and the copy crawled at 0.8 TB/s on the H200 (a sixth of its
+ *  bandwidth); eight keep enough bytes in flight to cover the latency of global memory. */
+__global__ void copy_padded(int rows, int cols, const float *X, int ld, float *Y, int ldy)
 {
-    cudaFree(workspace.p); /* at exit: nothing left to report to */
-}
-
-static float *workspace_for(size_t bytes)
-{
-    if (bytes > workspace.bytes) {
-        static int registered = 0;
-        if (!registered && atexit(free_workspace) == 0)
-            registered = 1;
-        cuda_check(cudaFree(workspace.p), "cudaFree (split-K workspace)");
-        workspace.p = NULL, workspace.bytes = 0;
-        cuda_check(cudaMalloc(&workspace.p, bytes), "cudaMalloc (split-K workspace)");
-        workspace.bytes = bytes;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x; /* rows .. ldy-1: zeros */
+    if (i >= ldy)
+        return;
+    for (int j0 = blockIdx.y * COPY_COLS; j0 < cols; j0 += gridDim.y * COPY_COLS) {
+        float v[COPY_COLS];
+#pragma unroll
+        for (int c = 0; c < COPY_COLS; ++c)
+            v[c] = i < rows && j0 + c < cols ? X[i + (size_t)(j0 + c) * ld] : 0.0f;
+#pragma unroll
+        for (int c = 0; c < COPY_COLS; ++c)
+            if (j0 + c < cols)
+                Y[i + (size_t)(j0 + c) * ldy] = v[c];
     }
-    return workspace.p;
 }
+
+/** Device buffers kept between calls and grown when needed (the slabs' partial products, the padded
+ *  copies of A and B); freed at exit. */
+struct buffer {
+    float *p;     /**< the buffer */
+    size_t bytes; /**< its size */
+};
+static struct buffer partials, a_padded, b_padded;
+
+static void free_buffers(void)
+{
+    cudaFree(partials.p); /* at exit: nothing left to report to */
+    cudaFree(a_padded.p);
+    cudaFree(b_padded.p);
+}
+
+static float *buffer_for(struct buffer *b, size_t bytes, const char *what)
+{
+    if (bytes > b->bytes) {
+        static int registered = 0;
+        if (!registered && atexit(free_buffers) == 0)
+            registered = 1;
+        cuda_check(cudaFree(b->p), what);
+        b->p = NULL, b->bytes = 0;
+        cuda_check(cudaMalloc(&b->p, bytes), what);
+        b->bytes = bytes;
+    }
+    return b->p;
+}
+
+static bool shift_edges = true; /* --param edge=shift|hang: move edge tiles back inside (corner()), or not */
 
 template <class T> static auto kernel_of() /* (if constexpr: only the kernel of T's pipeline is compiled) */
 {
@@ -678,40 +814,57 @@ template <class T> static auto kernel_of() /* (if constexpr: only the kernel of 
         return sgemm_tuned<T>;
 }
 
-/** Launches configuration T on the whole problem, K cut into @p slabs (1: no split). */
+/** A plan: one configuration, its tiles, how many run whole and how the rest are cut. */
+struct plan {
+    int config;       /**< the class whose configuration runs */
+    long long tiles;  /**< tiles of C */
+    long long whole;  /**< tiles run whole; the rest are split */
+    int slabs;        /**< slabs per split tile */
+    int kchunk;       /**< K of a slab */
+    double fill;      /**< share of the run the average SM works */
+};
+
+/** Launches configuration T on the whole problem, as @p p plans; A's rows may be read up to @p rows_a
+ *  (zeros past M in a padded copy). */
 template <class T>
 static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                        float beta, float *C, int ldc, int slabs)
+                        float beta, float *C, int ldc, const struct plan *p, int rows_a)
 {
     if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
         cuda_check(cudaFuncSetAttribute(kernel_of<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
                    "allowing the kernel its shared memory");
-    /* a slab's K: a multiple of SPLIT_ROUND, and no empty slab */
-    const int kchunk = slabs == 1 ? K : ceil_div(ceil_div(K, slabs), SPLIT_ROUND) * SPLIT_ROUND;
-    slabs = ceil_div(K, kchunk);
-    float *out = C;
-    int ld_out = ldc;
-    if (slabs > 1) /* the slabs go to the workspace, M x N each, summed into C afterwards */
-        out = workspace_for((size_t)slabs * M * N * sizeof(float)), ld_out = M;
-    dim3 grid(ceil_div(M, T::BM), ceil_div(N, T::BN), slabs); /* x covers the rows, y the columns, z K */
-    kernel_of<T>()<<<grid, T::THREADS, T::SMEM_BYTES>>>(
-        M, N, K, slabs > 1 ? 1.0f : alpha, A, lda, B, ldb, slabs > 1 ? 0.0f : beta, out, ld_out,
-        vectorizable(A, lda), vectorizable(B, ldb), slabs > 1 ? ld_out % VEC == 0 : vectorizable(C, ldc), kchunk);
-    if (slabs > 1) {
-        const size_t elems = (size_t)M * N;
-        const int blocks = (int)(elems / REDUCE_THREADS + 1 < 65535 ? elems / REDUCE_THREADS + 1 : 65535);
-        sum_slabs<<<blocks, REDUCE_THREADS>>>(M, N, slabs, alpha, out, beta, C, ldc);
+    const long long split = p->tiles - p->whole; /* tiles cut into slabs */
+    split_plan sp = {ceil_div(M, T::BM), (int)p->whole, p->slabs, p->kchunk, NULL, rows_a, shift_edges};
+    if (split > 0)
+        sp.part = buffer_for(&partials, (size_t)split * p->slabs * T::BM * T::BN * sizeof(float),
+                             "the split tiles' partial products");
+    const long long blocks = p->whole + split * p->slabs;
+    kernel_of<T>()<<<(unsigned)blocks, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                                                  vectorizable(A, lda), vectorizable(B, ldb),
+                                                                  vectorizable(C, ldc), sp);
+    if (split > 0) {
+        const size_t elems = (size_t)split * T::BM * T::BN;
+        const int sums = (int)(elems / REDUCE_THREADS + 1 < 65535 ? elems / REDUCE_THREADS + 1 : 65535);
+        sum_tiles<<<sums, REDUCE_THREADS>>>(M, N, T::BM, T::BN, sp.tiles_m, (int)p->whole, (int)p->tiles,
+                                            p->slabs, alpha, sp.part, beta, C, ldc);
     }
 }
 
 /** The shape classes, each with its own configuration. */
 enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO = CLASSES };
 static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
+/** Places in a configuration (class_tiles[c]) that the launcher reads. */
+enum config_field { FIELD_BM = 0, FIELD_BN = 1, FIELD_PIPE = 7, FIELD_BLOCKS = 8 };
 static const int class_tiles[CLASSES][11] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
                                              {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
-static int forced = AUTO;  /* --param class=NAME runs that class's configuration at every shape */
-static int by_shape = 1;   /* --param choose=shape|class: steps 2-3 above, or the class's configuration alone */
-static int split_slabs = 0; /* --param split=auto|N: 0 lets step 3 decide, N >= 1 asks for N slabs */
+/** --param split: auto, grid, or N >= 1 slabs (split_slabs below). */
+enum split_mode { SPLIT_AUTO = 0, SPLIT_GRID = -1 };
+static int forced = AUTO;    /* --param class=NAME runs that class's configuration at every shape */
+static int by_shape = 1;     /* --param choose=shape|class: steps 2-3 above, or the class's configuration alone */
+static int split_slabs = SPLIT_AUTO; /* --param split=auto|grid|N: step 3, step 3 only with fewer tiles than
+                                        SMs (the rule before the last round was split), or N slabs */
+static int pad_mode = -1;    /* --param pad=auto|0|1: -1 copies an unaligned A or B used PAD_MIN_USES times */
+static int plan_sms = 0;     /* --param sms=N: plan as if the GPU had N SMs (0: its own count) */
 
 /** The class of a problem: first small (a 128x128 tiling fills under 3/4 of one wave of 2 blocks per
  *  SM on the H200: 196 tiles), then unaligned (A or B without 128-bit loads), then short K, then by
@@ -731,9 +884,12 @@ static int classify(int M, int N, int K, bool aligned)
     return SQUARE;
 }
 
+/** The SMs the plan spreads the tiles over: the GPU's, or --param sms. */
 static int sm_count(void)
 {
     static int sms = 0;
+    if (plan_sms > 0)
+        return plan_sms;
     if (sms == 0) {
         int device = 0;
         cuda_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -745,82 +901,129 @@ static int sm_count(void)
 /** Tiles of class @p c's configuration on an M x N problem. */
 static long long tiles_of(int c, int M, int N)
 {
-    return (long long)ceil_div(M, class_tiles[c][0]) * ceil_div(N, class_tiles[c][1]);
+    return (long long)ceil_div(M, class_tiles[c][FIELD_BM]) * ceil_div(N, class_tiles[c][FIELD_BN]);
 }
 
-/** The share of the busiest SM's time that the average SM works: @p tiles over the SMs, the busiest
- *  getting ceil(tiles / SMs). */
-static double fill(long long tiles)
+/** The length of a run, in tiles on the busiest SM: @p whole tiles, then @p split tiles of @p slabs
+ *  blocks each, every block a 1/slabs of a tile; whole is a multiple of the SMs when split > 0. */
+static double rounds(long long whole, long long split, int slabs)
 {
-    const long long sms = sm_count(), rounds = (tiles + sms - 1) / sms;
-    return (double)tiles / (double)(rounds * sms);
+    const long long sms = sm_count();
+    return (double)((whole + sms - 1) / sms) + (double)((split * slabs + sms - 1) / sms) / slabs;
 }
 
-/** Step 3: slabs of K for class @p c's configuration, where some SM would have no tile at all: the
- *  fewest that give the best fill, if that beats no split by SPLIT_GAIN; each slab at least SPLIT_MIN_K
- *  of K, the workspace at most WORKSPACE_MAX. */
-static int split_count(int c, int M, int N, int K)
+/** Class @p c's plan at this shape: its tiles whole, or the last round's cut into slabs (step 3). */
+static struct plan plan_for(int c, int M, int N, int K)
 {
-    if (split_slabs > 0) { /* asked for: as many as the workspace allows */
-        int slabs = split_slabs;
-        while (slabs > 1 && (size_t)slabs * M * N * sizeof(float) > WORKSPACE_MAX)
-            --slabs;
-        return slabs;
+    const long long tiles = tiles_of(c, M, N), sms = sm_count();
+    struct plan best = {c, tiles, tiles, 1, K, 0.0};
+    const long long last = tiles % sms ? tiles % sms : tiles < sms ? tiles : sms; /* the last round */
+    const size_t tile_bytes = (size_t)class_tiles[c][FIELD_BM] * class_tiles[c][FIELD_BN] * sizeof(float);
+    double best_rounds = rounds(tiles, 0, 1);
+    if (split_slabs != 1 && (split_slabs != SPLIT_GRID || tiles < sms)) {
+        const double unsplit = best_rounds;
+        const int most = split_slabs > 1 ? split_slabs : SPLIT_MAX;
+        for (int s = 2; s <= most; ++s) {
+            const int kchunk = ceil_div(ceil_div(K, s), SPLIT_ROUND) * SPLIT_ROUND; /* no slab left empty */
+            const int slabs = ceil_div(K, kchunk);                                  /* (at most s) */
+            if (split_slabs <= 1 && kchunk < SPLIT_MIN_K)
+                break; /* shorter slabs only for the asked-for count */
+            if ((size_t)last * slabs * tile_bytes > WORKSPACE_MAX)
+                break;
+            const double r = rounds(tiles - last, last, slabs);
+            /* more slabs if they shorten the run by SLAB_GAIN, or, at the same length, if all the split
+             * blocks are still resident at once (256x256x16384: 8 tiles in 32 slabs, two blocks per SM,
+             * ran 0.91 of cuBLAS on the H200, in 16 slabs 0.89); asked for: the most that fit */
+            const bool resident = last * slabs <= sms * class_tiles[c][FIELD_BLOCKS];
+            if (split_slabs > 1 || r * SLAB_GAIN < best_rounds || (r <= best_rounds && resident))
+                best.whole = tiles - last, best.slabs = slabs, best.kchunk = kchunk, best_rounds = r;
+        }
+        if (split_slabs <= 1 && unsplit < SPLIT_GAIN * best_rounds) /* not worth the second pass */
+            best.whole = tiles, best.slabs = 1, best.kchunk = K, best_rounds = unsplit;
     }
-    const long long tiles = tiles_of(c, M, N);
-    if (tiles >= sm_count()) /* every SM has a tile: a split would only even out the last round */
-        return 1;
-    int best = 1;
-    double best_fill = fill(tiles);
-    for (int slabs = 2; slabs <= SPLIT_MAX && slabs <= K / SPLIT_MIN_K; ++slabs) {
-        if ((size_t)slabs * M * N * sizeof(float) > WORKSPACE_MAX)
-            break;
-        const double f = fill(tiles * slabs);
-        if (f > best_fill * (best == 1 ? SPLIT_GAIN : 1.0) + 1e-9)
-            best = slabs, best_fill = f;
+    best.fill = (double)tiles / ((double)sms * best_rounds);
+    return best;
+}
+
+/** Steps 1-3: the configuration (by its class) and the plan for this shape. */
+static struct plan choose(int M, int N, int K, bool aligned)
+{
+    const int c = forced != AUTO ? forced : classify(M, N, K, aligned);
+    if (!by_shape && split_slabs <= 1) { /* the class alone (or forced), and no split asked for */
+        const long long tiles = tiles_of(c, M, N);
+        return (struct plan){c, tiles, tiles, 1, K, 0.0};
+    }
+    struct plan best = plan_for(c, M, N, K);
+    for (int other = 0; forced == AUTO && by_shape && other < CLASSES; ++other) {
+        const struct plan p = plan_for(other, M, N, K);
+        if (p.fill > FILL_MARGIN * best.fill)
+            best = p;
     }
     return best;
 }
 
-/** Steps 1-2: the configuration (by its class) for this shape. */
-static int choose(int M, int N, int K, bool aligned)
+/** Whether to copy an operand into a padded buffer: it cannot be read 128 bits at a time and (pad=auto)
+ *  each of its elements is used @p uses times (N for A, M for B). The copy reads and writes 8 bytes per
+ *  element, against 2 * uses flops: at uses = PAD_MIN_USES, about 5% of the multiplication's time on the
+ *  H200 (4.8 TB/s, 50 TFLOP/s), against the 8-15% that element-by-element copies into shared memory cost. */
+static bool pad_operand(const float *X, int ld, int uses)
 {
-    if (forced != AUTO)
-        return forced;
-    int best = classify(M, N, K, aligned);
-    if (!by_shape)
-        return best;
-    double best_fill = fill(tiles_of(best, M, N));
-    for (int c = 0; c < CLASSES; ++c) {
-        const double f = fill(tiles_of(c, M, N));
-        if (f > FILL_MARGIN * best_fill)
-            best = c, best_fill = f;
-    }
-    return best;
+    return pad_mode != 0 && !vectorizable(X, ld) && (pad_mode == 1 || uses >= PAD_MIN_USES);
+}
+
+/** The rows x cols matrix X (leading dimension ld) copied into @p buf with a leading dimension padded to a
+ *  multiple of VEC, the rows past X's zero; returns the copy, its leading dimension in @p ld_padded. */
+static const float *padded(const float *X, int ld, int rows, int cols, struct buffer *buf, int *ld_padded)
+{
+    *ld_padded = ceil_div(rows, VEC) * VEC;
+    float *Y = buffer_for(buf, (size_t)*ld_padded * cols * sizeof(float), "the padded copy of an operand");
+    const int groups = ceil_div(cols, COPY_COLS); /* of COPY_COLS columns */
+    const dim3 grid(ceil_div(*ld_padded, COPY_THREADS), groups < MAX_GRID_Y ? groups : MAX_GRID_Y);
+    copy_padded<<<grid, COPY_THREADS>>>(rows, cols, X, ld, Y, *ld_padded);
+    return Y;
 }
 
 static void launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                    float beta, float *C, int ldc)
 {
-    const bool aligned = vectorizable(A, lda) && vectorizable(B, ldb);
-    const int c = choose(M, N, K, aligned), slabs = by_shape || split_slabs > 0 ? split_count(c, M, N, K) : 1;
-    switch (c) {
-    case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
-    case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
-    case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
-    case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
-    case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
-    default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, slabs); break;
+    int rows_a = M; /* rows of A that may be read */
+    if (pad_operand(A, lda, N)) /* the copies are part of the call, and of its time */
+        A = padded(A, lda, M, K, &a_padded, &lda), rows_a = lda;
+    /* B is chosen for as if copied; it is copied only for a configuration that reads it as float4:
+     * PIPE 4-5 copy B element by element whatever its alignment (at 2047^3 that saves 10 us of 390) */
+    const bool pad_b = pad_operand(B, ldb, M);
+    const struct plan p = choose(M, N, K, vectorizable(A, lda) && (pad_b || vectorizable(B, ldb)));
+    if (pad_b && class_tiles[p.config][FIELD_PIPE] < 4)
+        B = padded(B, ldb, K, N, &b_padded, &ldb);
+    switch (p.config) {
+    case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     }
 }
 
-/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class, split=auto|N; the
- *  description lists each class's configuration as block/warp/thread tile/pipeline depth/blocks per
- *  SM/order/issue. */
+/** Parses a whole number from @p lo to @p hi; false if @p text is not one. */
+static bool parse_count(const char *text, int lo, int hi, int *n)
+{
+    char *end = NULL;
+    const long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < lo || v > hi)
+        return false;
+    *n = (int)v;
+    return true;
+}
+
+/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class, split=auto|grid|N,
+ *  pad=auto|0|1, edge=shift|hang, sms=auto|N; the description lists each class's configuration as block/warp/thread
+ *  tile/pipeline depth/blocks per SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned, "
-                                "choose=shape|class and split=auto|1|2|3|8";
+                                "choose=shape|class, split=auto|grid|1|2|3|8, pad=auto|0|1, edge=shift|hang "
+                                "and sms=auto|100";
     for (int t = 0; t < nparams; ++t) {
         const char *p = params[t];
         if (strncmp(p, "class=", 6) == 0) {
@@ -834,22 +1037,42 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         } else if (strncmp(p, "choose=", 7) == 0) {
             by_shape = strcmp(p + 7, "shape") == 0 ? 1 : strcmp(p + 7, "class") == 0 ? 0 : -1;
             if (by_shape < 0)
-                return "choose must be shape (wave fill and split-K) or class (the class's configuration alone)";
+                return "choose must be shape (the tiles' fill of the SMs) or class (the class's configuration alone)";
         } else if (strncmp(p, "split=", 6) == 0) {
-            const bool automatic = strcmp(p + 6, "auto") == 0;
-            char *end = NULL;
-            const long n = automatic ? 0 : strtol(p + 6, &end, 10);
-            if (!automatic && (end == p + 6 || *end != '\0' || n < 1 || n > SPLIT_MAX))
-                return "split must be auto or a number of slabs of K from 1 to 64";
-            split_slabs = (int)n;
+            if (strcmp(p + 6, "auto") == 0)
+                split_slabs = SPLIT_AUTO;
+            else if (strcmp(p + 6, "grid") == 0)
+                split_slabs = SPLIT_GRID;
+            else if (!parse_count(p + 6, 1, SPLIT_MAX, &split_slabs))
+                return "split must be auto (the last round's tiles), grid (only with fewer tiles than SMs) or a "
+                       "number of slabs of K from 1 to 64";
+        } else if (strncmp(p, "pad=", 4) == 0) {
+            pad_mode = strcmp(p + 4, "auto") == 0 ? -1 : strcmp(p + 4, "0") == 0 ? 0 : strcmp(p + 4, "1") == 0 ? 1 : -2;
+            if (pad_mode == -2)
+                return "pad must be auto (copy an unaligned A or B where it is used often), 0 (never) or 1 (always)";
+        } else if (strncmp(p, "edge=", 5) == 0) {
+            const bool shift = strcmp(p + 5, "shift") == 0;
+            if (!shift && strcmp(p + 5, "hang") != 0)
+                return "edge must be shift (edge tiles moved back inside A and B) or hang (bounds tests)";
+            shift_edges = shift;
+        } else if (strncmp(p, "sms=", 4) == 0) {
+            if (strcmp(p + 4, "auto") == 0)
+                plan_sms = 0;
+            else if (!parse_count(p + 4, 1, 100000, &plan_sms))
+                return "sms must be auto (the GPU's) or the number of SMs to plan for, from 1";
         } else {
             return usage;
         }
     }
     int len = snprintf(desc, desclen, "class=%s choose=%s split=", forced == AUTO ? "auto" : class_names[forced],
                        by_shape ? "shape" : "class");
-    len += split_slabs == 0 ? snprintf(desc + len, desclen - len, "auto")
-                            : snprintf(desc + len, desclen - len, "%d", split_slabs);
+    len += split_slabs == SPLIT_AUTO   ? snprintf(desc + len, desclen - len, "auto")
+           : split_slabs == SPLIT_GRID ? snprintf(desc + len, desclen - len, "grid")
+                                       : snprintf(desc + len, desclen - len, "%d", split_slabs);
+    len += snprintf(desc + len, desclen - len, " pad=%s edge=%s", pad_mode < 0 ? "auto" : pad_mode ? "1" : "0",
+                    shift_edges ? "shift" : "hang");
+    len += plan_sms ? snprintf(desc + len, desclen - len, " sms=%d", plan_sms)
+                    : snprintf(desc + len, desclen - len, " sms=auto");
     for (int c = 0; c < CLASSES && len > 0 && (unsigned)len < desclen; ++c) {
         const int *t = class_tiles[c]; /* block BMxBNxBK, warp WMxWN, thread TMxTN, pipe, blocks, order, issue */
         len += snprintf(desc + len, desclen - len, "; %s %dx%dx%d/%dx%d/%dx%d/%d/%d/%d/%d", class_names[c], t[0],
@@ -861,7 +1084,8 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 const struct step STEP = {
     .number = 14,
     .name = "autotuned",
-    .summary = "tiles and buffering tuned per shape class by make tune; per shape, the fill of the SMs and split-K",
+    .summary = "tiles and buffering tuned per shape class by make tune; per shape, the fill of the SMs, the last "
+               "round split along K, unaligned operands padded",
     .precision = PRECISION_FP32,
     .target = TARGET_GPU,
     .max_size = 0,
