@@ -60,13 +60,16 @@ else
     for step in $(gpu_steps); do gpu_step_checks "$step"; done
 fi
 # Step 14's plan with whole tiles and split ones in one grid: planned for a GPU of 7 SMs (--param sms),
-# the last round's tiles cut into 3 slabs, with four classes' configurations (both kernels, three tiles).
+# the last round's tiles cut into 3 slabs, with four classes' configurations (both kernels, three tiles);
+# with padded leading dimensions, also with A and B copied (pad=1). 1001x1030x600: M not a multiple of 4
+# and N >= 1024, so that with tight leading dimensions A is copied by default and the bottom tiles move
+# up inside the copy (lda = 1004, padded, is aligned: no copy, and the bottom tiles keep their tests).
 for forced in square small unaligned short_k; do
     for ab in $SCALARS; do
-        for pad in "" "$PADDING"; do
+        for pad in "" "$PADDING" "$PADDING --param pad=1"; do
             # shellcheck disable=SC2086
-            run_shape_set "$(step_bin 14_autotuned)" "$SHAPES" "${ab%,*}" "${ab#*,}" --param sms=7 --param split=3 \
-                --param class=$forced $pad
+            run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" --param sms=7 \
+                --param split=3 --param class=$forced $pad
         done
     done
 done

@@ -338,11 +338,12 @@ template <class T> __device__ void corner(const split_plan &plan, int N, int t, 
         j0 = N - T::BN;
 }
 
-/** Block blockIdx.x's tile (numbered as in split_plan), or -1 - r for the r-th block of the slabs. */
-__device__ int block_tile(const split_plan &plan, int &r)
+/** Block blockIdx.x's tile (numbered as in split_plan); @p rank: the block's place among the slabs'
+ *  blocks (negative for a whole tile). */
+__device__ int block_tile(const split_plan &plan, int &rank)
 {
-    r = (int)blockIdx.x - plan.whole; /* the block's rank among the slabs' blocks */
-    return r < 0 ? (int)blockIdx.x : plan.whole + r / plan.slabs;
+    rank = (int)blockIdx.x - plan.whole;
+    return rank < 0 ? (int)blockIdx.x : plan.whole + rank / plan.slabs;
 }
 
 /** Block blockIdx.x's share of the plan: the corner it computes from (i0, j0) and its slab of K (A and
@@ -351,11 +352,11 @@ template <class T>
 __device__ void take_work(const split_plan &plan, const float *&A, int lda, const float *&B, int N, int &K, int &i0,
                           int &j0)
 {
-    int r;
-    corner<T>(plan, N, block_tile(plan, r), i0, j0);
-    if (r < 0) /* a whole tile */
+    int rank;
+    corner<T>(plan, N, block_tile(plan, rank), i0, j0);
+    if (rank < 0) /* a whole tile */
         return;
-    const int k0 = r % plan.slabs * plan.kchunk;
+    const int k0 = rank % plan.slabs * plan.kchunk;
     A += (size_t)k0 * lda; /* A(:, k0 ..) */
     B += k0;               /* B(k0 .., :) */
     K = min(plan.kchunk, K - k0);
@@ -369,12 +370,12 @@ template <class T>
 __device__ tile_out output_of(const split_plan &plan, float *C, int ldc, int M, int N, float alpha, float beta,
                               bool vec_c, int i0, int j0)
 {
-    int r;
-    const int t = block_tile(plan, r);
+    int rank;
+    const int t = block_tile(plan, rank);
     const int ti = t % plan.tiles_m * T::BM, tj = t / plan.tiles_m * T::BN; /* the tile's own corner */
-    if (r < 0)
+    if (rank < 0)
         return {&C[ti + (size_t)tj * ldc], ldc, M - ti, N - tj, ti - i0, tj - j0, alpha, beta, vec_c};
-    return {plan.part + (size_t)r * T::BM * T::BN, T::BM, M - ti, N - tj, ti - i0, tj - j0, 1.0f, 0.0f, true};
+    return {plan.part + (size_t)rank * T::BM * T::BN, T::BM, M - ti, N - tj, ti - i0, tj - j0, 1.0f, 0.0f, true};
 }
 
 /** C = alpha * acc + beta * C for the thread's part of the tile, through @p o: (i, j) is the thread's
@@ -386,9 +387,10 @@ template <class T> __device__ void store_tile(const tile_out &o, int i, int j, c
     for (int c = 0; c < T::TN; ++c)
 #pragma unroll
         for (int gm = 0; gm < T::GM; ++gm) {
-            const int r = i + gm * T::SLAB_M - o.skip_rows, n = j + (c / VEC) * T::SLAB_N + c % VEC - o.skip_cols;
-            if (r >= 0 && n >= 0) /* not the neighbour's */
-                store4(o.out, o.ld, r, n, o.rows, o.cols,
+            /* the element's place from the tile's own corner */
+            const int io = i + gm * T::SLAB_M - o.skip_rows, jo = j + (c / VEC) * T::SLAB_N + c % VEC - o.skip_cols;
+            if (io >= 0 && jo >= 0) /* not the neighbour's */
+                store4(o.out, o.ld, io, jo, o.rows, o.cols,
                        make_float4(acc[c][VEC * gm], acc[c][VEC * gm + 1], acc[c][VEC * gm + 2], acc[c][VEC * gm + 3]),
                        o.alpha, o.beta, o.vec);
         }
@@ -413,8 +415,9 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
      * its g-th group of 4 columns g*SLAB_N further right (step 09's layout, generalized). */
     const int row = wm + VEC * (lane % T::LANES_M), col = wn + VEC * (lane / T::LANES_M);
 
-    /* The block's rows and columns all inside C, and 128-bit loads allowed: its slices need no bounds
-     * tests, except the last one (K need not be a multiple of BK). The same for every thread. */
+    /* The block's rows inside the rows of A that may be read (Ma) and its columns inside C, and 128-bit
+     * loads allowed: its slices need no bounds tests, except the last one (K need not be a multiple of
+     * BK). The same for every thread. */
     const bool inside = vec_a && vec_b && i0 + T::BM <= Ma && j0 + T::BN <= N;
     float4 copy[T::COPIES];       /* the next slice, in flight through registers */
     float acc[T::TN][T::TM] = {}; /* acc[c][r]: row r, column c of the thread's groups, in order */
@@ -701,19 +704,22 @@ static bool vectorizable(const float *X, int ld)
  * so that they spread over all the SMs; each slab writes its partial product to a buffer, and a second
  * kernel (sum_tiles) adds the slabs of each such tile into C with alpha and beta. The 24 tiles above,
  * in 5 slabs each, give 120 blocks of a fifth of a tile: the last round takes a fifth of the time. The
- * plan's length, in rounds of one tile on the busiest SM, is floor(T / S) + ceil(L * s / S) / s for L
- * tiles in the last round cut into s slabs; the fill, T / (S * rounds), is the share of that time the
+ * plan's length, in rounds of one tile on the busiest SM, is ceil((T - L) / S) + ceil(L * s / S) / s for
+ * L tiles in the last round cut into s slabs; the fill, T / (S * rounds), is the share of that time the
  * average SM works. (Stream-K, which hands every SM the same share of all the tiles' k-steps, removes
  * the last round's waste entirely; this is the one-launch-plus-a-sum version of it.) Per shape:
  *   1. the class's configuration;
  *   2. another of the tuned configurations instead if its plan's fill is higher by more than
  *      FILL_MARGIN (a smaller tile does more copying per flop, so it must fill clearly better);
- *   3. the last round's tiles cut into as few slabs as give the best fill, if that beats no split by
- *      SPLIT_GAIN (each slab at least SPLIT_MIN_K of K, a multiple of SPLIT_ROUND; the partial
- *      products at most WORKSPACE_MAX). With fewer tiles than SMs the last round is all of them.
- * Before the configurations are compared, an A or B whose columns cannot be read 128 bits at a time
- * (lda or ldb not a multiple of 4, as at 4095^2) is copied into a buffer with a padded leading dimension,
- * if it is used often enough to repay the copy (below). */
+ *   3. the last round's tiles cut into slabs: more slabs only if they shorten the plan by SLAB_GAIN,
+ *      or keep its length with every split block still resident at once; and a split at all only if
+ *      the unsplit plan is SPLIT_GAIN longer (each slab at least SPLIT_MIN_K of K, a multiple of
+ *      SPLIT_ROUND; the partial products at most WORKSPACE_MAX). With fewer tiles than SMs the last
+ *      round is all of them.
+ * An A whose columns cannot be read 128 bits at a time (lda not a multiple of 4, as at 4095^2) is copied
+ * into a buffer with a padded leading dimension before the configurations are compared, if it is used
+ * often enough to repay the copy (below); such a B is compared as if copied, and copied only for a
+ * configuration that reads B as float4. */
 enum {
     SPLIT_ROUND = 32,          /* a slab of K is a multiple of every BK of the space (8, 16, 32) */
     SPLIT_MIN_K = 256,         /* and, when chosen, at least this long: 8+ slices to fill and drain its pipeline */
@@ -790,6 +796,9 @@ static void free_buffers(void)
     cudaFree(b_padded.p);
 }
 
+/** @p b with room for @p bytes, grown if needed; NULL if the GPU has no room left for it. Every use of
+ *  a buffer is an option (a padded copy, a split), so the caller then goes without it: slower, still
+ *  correct, and not an exit in the middle of a sweep (the harness counts only A, B and C). */
 static float *buffer_for(struct buffer *b, size_t bytes, const char *what)
 {
     if (bytes > b->bytes) {
@@ -798,7 +807,13 @@ static float *buffer_for(struct buffer *b, size_t bytes, const char *what)
             registered = 1;
         cuda_check(cudaFree(b->p), what);
         b->p = NULL, b->bytes = 0;
-        cuda_check(cudaMalloc(&b->p, bytes), what);
+        const cudaError_t err = cudaMalloc(&b->p, bytes);
+        if (err == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError(); /* (not a sticky error: cleared, and the call goes on without) */
+            b->p = NULL;
+            return NULL;
+        }
+        cuda_check(err, what);
         b->bytes = bytes;
     }
     return b->p;
@@ -815,7 +830,7 @@ template <class T> static auto kernel_of() /* (if constexpr: only the kernel of 
 }
 
 /** A plan: one configuration, its tiles, how many run whole and how the rest are cut. */
-struct plan {
+struct launch_plan {
     int config;       /**< the class whose configuration runs */
     long long tiles;  /**< tiles of C */
     long long whole;  /**< tiles run whole; the rest are split */
@@ -828,25 +843,30 @@ struct plan {
  *  (zeros past M in a padded copy). */
 template <class T>
 static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                        float beta, float *C, int ldc, const struct plan *p, int rows_a)
+                        float beta, float *C, int ldc, const struct launch_plan *p, int rows_a)
 {
     if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
         cuda_check(cudaFuncSetAttribute(kernel_of<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
                    "allowing the kernel its shared memory");
-    const long long split = p->tiles - p->whole; /* tiles cut into slabs */
+    long long split = p->tiles - p->whole; /* tiles cut into slabs */
     split_plan sp = {ceil_div(M, T::BM), (int)p->whole, p->slabs, p->kchunk, NULL, rows_a, shift_edges};
-    if (split > 0)
+    if (split > 0) {
         sp.part = buffer_for(&partials, (size_t)split * p->slabs * T::BM * T::BN * sizeof(float),
                              "the split tiles' partial products");
-    const long long blocks = p->whole + split * p->slabs;
+        if (sp.part == NULL) /* no room for the partial products: every tile whole */
+            split = 0, sp.whole = (int)p->tiles, sp.slabs = 1, sp.kchunk = K;
+    }
+    const long long blocks = sp.whole + split * sp.slabs;
     kernel_of<T>()<<<(unsigned)blocks, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
                                                                   vectorizable(A, lda), vectorizable(B, ldb),
                                                                   vectorizable(C, ldc), sp);
+    cuda_check(cudaGetLastError(), "launching step 14's kernel");
     if (split > 0) {
         const size_t elems = (size_t)split * T::BM * T::BN;
         const int sums = (int)(elems / REDUCE_THREADS + 1 < 65535 ? elems / REDUCE_THREADS + 1 : 65535);
-        sum_tiles<<<sums, REDUCE_THREADS>>>(M, N, T::BM, T::BN, sp.tiles_m, (int)p->whole, (int)p->tiles,
-                                            p->slabs, alpha, sp.part, beta, C, ldc);
+        sum_tiles<<<sums, REDUCE_THREADS>>>(M, N, T::BM, T::BN, sp.tiles_m, sp.whole, (int)p->tiles, sp.slabs,
+                                            alpha, sp.part, beta, C, ldc);
+        cuda_check(cudaGetLastError(), "launching sum_tiles");
     }
 }
 
@@ -913,10 +933,10 @@ static double rounds(long long whole, long long split, int slabs)
 }
 
 /** Class @p c's plan at this shape: its tiles whole, or the last round's cut into slabs (step 3). */
-static struct plan plan_for(int c, int M, int N, int K)
+static struct launch_plan plan_for(int c, int M, int N, int K)
 {
     const long long tiles = tiles_of(c, M, N), sms = sm_count();
-    struct plan best = {c, tiles, tiles, 1, K, 0.0};
+    struct launch_plan best = {c, tiles, tiles, 1, K, 0.0};
     const long long last = tiles % sms ? tiles % sms : tiles < sms ? tiles : sms; /* the last round */
     const size_t tile_bytes = (size_t)class_tiles[c][FIELD_BM] * class_tiles[c][FIELD_BN] * sizeof(float);
     double best_rounds = rounds(tiles, 0, 1);
@@ -928,15 +948,17 @@ static struct plan plan_for(int c, int M, int N, int K)
             const int slabs = ceil_div(K, kchunk);                                  /* (at most s) */
             if (split_slabs <= 1 && kchunk < SPLIT_MIN_K)
                 break; /* shorter slabs only for the asked-for count */
+            if (slabs < 2)
+                continue; /* K of 32 or less: nothing to cut */
             if ((size_t)last * slabs * tile_bytes > WORKSPACE_MAX)
                 break;
-            const double r = rounds(tiles - last, last, slabs);
+            const double length = rounds(tiles - last, last, slabs);
             /* more slabs if they shorten the run by SLAB_GAIN, or, at the same length, if all the split
              * blocks are still resident at once (256x256x16384: 8 tiles in 32 slabs, two blocks per SM,
              * ran 0.91 of cuBLAS on the H200, in 16 slabs 0.89); asked for: the most that fit */
             const bool resident = last * slabs <= sms * class_tiles[c][FIELD_BLOCKS];
-            if (split_slabs > 1 || r * SLAB_GAIN < best_rounds || (r <= best_rounds && resident))
-                best.whole = tiles - last, best.slabs = slabs, best.kchunk = kchunk, best_rounds = r;
+            if (split_slabs > 1 || length * SLAB_GAIN < best_rounds || (length <= best_rounds && resident))
+                best.whole = tiles - last, best.slabs = slabs, best.kchunk = kchunk, best_rounds = length;
         }
         if (split_slabs <= 1 && unsplit < SPLIT_GAIN * best_rounds) /* not worth the second pass */
             best.whole = tiles, best.slabs = 1, best.kchunk = K, best_rounds = unsplit;
@@ -946,16 +968,16 @@ static struct plan plan_for(int c, int M, int N, int K)
 }
 
 /** Steps 1-3: the configuration (by its class) and the plan for this shape. */
-static struct plan choose(int M, int N, int K, bool aligned)
+static struct launch_plan choose(int M, int N, int K, bool aligned)
 {
     const int c = forced != AUTO ? forced : classify(M, N, K, aligned);
     if (!by_shape && split_slabs <= 1) { /* the class alone (or forced), and no split asked for */
         const long long tiles = tiles_of(c, M, N);
-        return (struct plan){c, tiles, tiles, 1, K, 0.0};
+        return (struct launch_plan){c, tiles, tiles, 1, K, 0.0};
     }
-    struct plan best = plan_for(c, M, N, K);
+    struct launch_plan best = plan_for(c, M, N, K);
     for (int other = 0; forced == AUTO && by_shape && other < CLASSES; ++other) {
-        const struct plan p = plan_for(other, M, N, K);
+        const struct launch_plan p = plan_for(other, M, N, K);
         if (p.fill > FILL_MARGIN * best.fill)
             best = p;
     }
@@ -971,30 +993,36 @@ static bool pad_operand(const float *X, int ld, int uses)
     return pad_mode != 0 && !vectorizable(X, ld) && (pad_mode == 1 || uses >= PAD_MIN_USES);
 }
 
-/** The rows x cols matrix X (leading dimension ld) copied into @p buf with a leading dimension padded to a
- *  multiple of VEC, the rows past X's zero; returns the copy, its leading dimension in @p ld_padded. */
-static const float *padded(const float *X, int ld, int rows, int cols, struct buffer *buf, int *ld_padded)
+/** The rows x cols matrix X (leading dimension *@p ld) copied into @p buf with a leading dimension padded
+ *  to a multiple of VEC, the rows past X's zero; returns the copy and sets *@p ld to its leading
+ *  dimension (X and *ld unchanged if the GPU has no room for the copy). */
+static const float *padded(const float *X, int *ld, int rows, int cols, struct buffer *buf)
 {
-    *ld_padded = ceil_div(rows, VEC) * VEC;
-    float *Y = buffer_for(buf, (size_t)*ld_padded * cols * sizeof(float), "the padded copy of an operand");
+    const int ld_padded = ceil_div(rows, VEC) * VEC;
+    float *Y = buffer_for(buf, (size_t)ld_padded * cols * sizeof(float), "the padded copy of an operand");
+    if (Y == NULL)
+        return X;
     const int groups = ceil_div(cols, COPY_COLS); /* of COPY_COLS columns */
-    const dim3 grid(ceil_div(*ld_padded, COPY_THREADS), groups < MAX_GRID_Y ? groups : MAX_GRID_Y);
-    copy_padded<<<grid, COPY_THREADS>>>(rows, cols, X, ld, Y, *ld_padded);
+    const dim3 grid(ceil_div(ld_padded, COPY_THREADS), groups < MAX_GRID_Y ? groups : MAX_GRID_Y);
+    copy_padded<<<grid, COPY_THREADS>>>(rows, cols, X, *ld, Y, ld_padded);
+    cuda_check(cudaGetLastError(), "launching copy_padded");
+    *ld = ld_padded;
     return Y;
 }
 
 static void launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                    float beta, float *C, int ldc)
 {
-    int rows_a = M; /* rows of A that may be read */
+    const float *A_given = A;
     if (pad_operand(A, lda, N)) /* the copies are part of the call, and of its time */
-        A = padded(A, lda, M, K, &a_padded, &lda), rows_a = lda;
+        A = padded(A, &lda, M, K, &a_padded);
+    const int rows_a = A != A_given ? lda : M; /* rows of A that may be read (a padded copy's: zeros past M) */
     /* B is chosen for as if copied; it is copied only for a configuration that reads it as float4:
      * PIPE 4-5 copy B element by element whatever its alignment (at 2047^3 that saves 10 us of 390) */
     const bool pad_b = pad_operand(B, ldb, M);
-    const struct plan p = choose(M, N, K, vectorizable(A, lda) && (pad_b || vectorizable(B, ldb)));
+    const struct launch_plan p = choose(M, N, K, vectorizable(A, lda) && (pad_b || vectorizable(B, ldb)));
     if (pad_b && class_tiles[p.config][FIELD_PIPE] < 4)
-        B = padded(B, ldb, K, N, &b_padded, &ldb);
+        B = padded(B, &ldb, K, N, &b_padded);
     switch (p.config) {
     case SQUARE: launch_tile<tile<TUNED_SQUARE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     case TALL: launch_tile<tile<TUNED_TALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
