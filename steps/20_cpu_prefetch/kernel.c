@@ -17,6 +17,11 @@
  * (k iterations ahead for A, 0 = off), `pfc=0` turns the C prefetch off.
  * Measured on an Emerald Rapids Xeon, neither prefetch pays (lesson 20): the
  * hardware prefetchers already follow the packed panels and C's columns.
+ * Two of OpenBLAS's choices are there to measure against (lesson 20): `pfc=2`
+ * asks for the C tile 16 k steps before the end instead of at the start (lines
+ * fetched into L1 at the start may be evicted by the A panel streaming through
+ * before the stores use them), and `pfb=1` fetches the next B panel into L2 in
+ * shares, one before each call on the current panel.
  *
  * The rest is step 19:
  *
@@ -70,8 +75,11 @@ enum {
 typedef void (*micro_kernel)(int kc, double alpha, const double *a, const double *b, double *C, int ldc);
 
 /* Prefetch settings (configure): how many k iterations ahead A's panel is fetched (0: not at all),
- * whether the C tile is fetched at the start of the micro-kernel, and with which instruction. */
-static int prefetch_a = 4, prefetch_c = 1, prefetch_w;
+ * when the C tile is fetched (C_OFF, C_AT_START, C_LATE) and with which instruction, and whether the
+ * next panel of B is fetched into L2 while the current one is in use. */
+enum { C_OFF = 0, C_AT_START = 1, C_LATE = 2 };
+enum { C_LATE_STEPS = 16 }; /* C_LATE: this many k steps before the end (about 200 cycles at peak) */
+static int prefetch_a = 4, prefetch_c = C_AT_START, prefetch_w, prefetch_b = 0;
 
 /** Ask for the cache line of @p p, to be written: prefetchw where the CPU has it, else a read prefetch. */
 static inline void prefetch_for_write(const double *p)
@@ -88,7 +96,7 @@ static inline void prefetch_for_write(const double *p)
 /** Ask for the MR x NR tile of C: every line of each column, one prefetch per 8 doubles and the last. */
 static inline void prefetch_c_tile(const double *C, int ldc, int MR, int NR)
 {
-    if (!prefetch_c)
+    if (prefetch_c == C_OFF)
         return;
     for (int j = 0; j < NR; ++j) {
         const double *c = &C[(size_t)j * ldc];
@@ -96,6 +104,14 @@ static inline void prefetch_c_tile(const double *C, int ldc, int MR, int NR)
             prefetch_for_write(c + i);
         prefetch_for_write(c + MR - 1); /* the line of the last element, when the column starts mid-line */
     }
+}
+
+/** The k step of a call of @p kc steps before which the C tile is asked for: the first (C_AT_START),
+ *  or C_LATE_STEPS before the end (C_LATE), late enough that the A panel streaming through L1 cannot
+ *  evict the tile's lines before the stores at the end use them. */
+static inline int c_tile_step(int kc)
+{
+    return prefetch_c == C_LATE && kc > C_LATE_STEPS ? kc - C_LATE_STEPS : 0;
 }
 
 /* The chosen micro-kernel, its tile, and the blocking around it (set by configure). */
@@ -136,8 +152,10 @@ static void kernel_c_4x4(int kc, double alpha, const double *a, const double *b,
 {
     enum { MR = 4, NR = 4 };
     double acc[NR][MR] = {{0.0}}; /* acc[j][i]: C(i, j) of the tile, summed over k */
-    prefetch_c_tile(C, ldc, MR, NR);
+    const int c_at = c_tile_step(kc);
     for (int p = 0; p < kc; ++p, a += MR, b += NR) {
+        if (p == c_at)
+            prefetch_c_tile(C, ldc, MR, NR);
         if (prefetch_a)
             __builtin_prefetch(a + prefetch_a * MR, 0, 3);
         for (int j = 0; j < NR; ++j)
@@ -150,17 +168,13 @@ static void kernel_c_4x4(int kc, double alpha, const double *a, const double *b,
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/** AVX2 + FMA, MR = 8 (two ymm of 4 doubles), NR = 6: 12 accumulators, 15 of 16 registers. */
-__attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double alpha, const double *a,
-                                                              const double *b, double *C, int ldc)
+/** The AVX2 kernel's k steps @p from .. @p to - 1 (a and b at step from): lo[j], hi[j] += A(:, p) * B(p, j). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void steps_avx2(int from, int to, const double *a,
+                                                                               const double *b, __m256d *lo,
+                                                                               __m256d *hi)
 {
     enum { NR = 6 };
-    __m256d lo[NR], hi[NR]; /* lo[j] = rows 0..3 of column j, hi[j] = rows 4..7 */
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j)
-        lo[j] = hi[j] = _mm256_setzero_pd();
-    prefetch_c_tile(C, ldc, 8, NR);
-    for (int p = 0; p < kc; ++p, a += 8, b += NR) {
+    for (int p = from; p < to; ++p, a += 8, b += NR) {
         if (prefetch_a)
             __builtin_prefetch(a + prefetch_a * 8, 0, 3); /* 8 doubles: one line per k */
         const __m256d a_lo = _mm256_load_pd(a), a_hi = _mm256_load_pd(a + 4);
@@ -171,6 +185,21 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double a
             hi[j] = _mm256_fmadd_pd(a_hi, bj, hi[j]);
         }
     }
+}
+
+/** AVX2 + FMA, MR = 8 (two ymm of 4 doubles), NR = 6: 12 accumulators, 15 of 16 registers. */
+__attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double alpha, const double *a,
+                                                              const double *b, double *C, int ldc)
+{
+    enum { NR = 6 };
+    __m256d lo[NR], hi[NR]; /* lo[j] = rows 0..3 of column j, hi[j] = rows 4..7 */
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j)
+        lo[j] = hi[j] = _mm256_setzero_pd();
+    const int c_at = c_tile_step(kc); /* the k steps before the C tile is asked for, then the rest */
+    steps_avx2(0, c_at, a, b, lo, hi);
+    prefetch_c_tile(C, ldc, 8, NR);
+    steps_avx2(c_at, kc, a + (size_t)c_at * 8, b + (size_t)c_at * NR, lo, hi);
     const __m256d alpha4 = _mm256_set1_pd(alpha);
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j) {
@@ -180,17 +209,13 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_8x6(int kc, double a
     }
 }
 
-/** AVX-512, MR = 16 (two zmm of 8 doubles), NR = 12: 24 accumulators of 32 registers. */
-__attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, double alpha, const double *a,
-                                                                  const double *b, double *C, int ldc)
+/** The AVX-512 kernel's k steps @p from .. @p to - 1 (a and b at step from): lo[j], hi[j] += A(:, p) * B(p, j). */
+__attribute__((target("avx512f"), always_inline)) static inline void steps_avx512(int from, int to, const double *a,
+                                                                                const double *b, __m512d *lo,
+                                                                                __m512d *hi)
 {
     enum { NR = 12 };
-    __m512d lo[NR], hi[NR]; /* lo[j] = rows 0..7 of column j, hi[j] = rows 8..15 */
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j)
-        lo[j] = hi[j] = _mm512_setzero_pd();
-    prefetch_c_tile(C, ldc, 16, NR);
-    for (int p = 0; p < kc; ++p, a += 16, b += NR) {
+    for (int p = from; p < to; ++p, a += 16, b += NR) {
         if (prefetch_a) { /* 16 doubles: two lines per k */
             __builtin_prefetch(a + prefetch_a * 16, 0, 3);
             __builtin_prefetch(a + prefetch_a * 16 + 8, 0, 3);
@@ -203,6 +228,21 @@ __attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, doubl
             hi[j] = _mm512_fmadd_pd(a_hi, bj, hi[j]);
         }
     }
+}
+
+/** AVX-512, MR = 16 (two zmm of 8 doubles), NR = 12: 24 accumulators of 32 registers. */
+__attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, double alpha, const double *a,
+                                                                  const double *b, double *C, int ldc)
+{
+    enum { NR = 12 };
+    __m512d lo[NR], hi[NR]; /* lo[j] = rows 0..7 of column j, hi[j] = rows 8..15 */
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j)
+        lo[j] = hi[j] = _mm512_setzero_pd();
+    const int c_at = c_tile_step(kc); /* the k steps before the C tile is asked for, then the rest */
+    steps_avx512(0, c_at, a, b, lo, hi);
+    prefetch_c_tile(C, ldc, 16, NR);
+    steps_avx512(c_at, kc, a + (size_t)c_at * 16, b + (size_t)c_at * NR, lo, hi);
     const __m512d alpha8 = _mm512_set1_pd(alpha);
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j) {
@@ -265,6 +305,14 @@ static void pack_b(int kc, int nc, const double *B, int ldb, double *Bp, int NR)
     }
 }
 
+/** Ask for lines @p first .. @p last - 1 of the panel at @p panel into L2 (prefetcht1): pfb's share of
+ *  the next B panel for one call of the micro-kernel. */
+static void prefetch_b_lines(const double *panel, size_t first, size_t last)
+{
+    for (size_t line = first; line < last; ++line)
+        __builtin_prefetch(panel + line * 8, 0, 2); /* 8 doubles: one line; locality 2: prefetcht1 on x86 */
+}
+
 /** C(ic.., jc..) += alpha * Ap * Bp for one packed block: loops 2 and 1 around the micro-kernel. */
 static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap, const double *Bp, double *C,
                          int ldc)
@@ -274,7 +322,14 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
     for (int jr = 0; jr < nc; jr += NR) {
         const int cols = min_int(NR, nc - jr);
         const double *b = &Bp[(size_t)jr * kc]; /* panel jr / NR: kc x NR doubles */
+        /* pfb: the next panel's lines (kc * NR / 8 of them), asked for in equal shares before the calls
+         * on this one, so that it waits in L2 when jr moves on */
+        const double *next_b = prefetch_b && jr + NR < nc ? b + (size_t)kc * NR : NULL;
+        const size_t next_lines = (size_t)kc * NR / 8, calls = (size_t)(mc + MR - 1) / MR;
         for (int ir = 0; ir < mc; ir += MR) {
+            if (next_b != NULL)
+                prefetch_b_lines(next_b, next_lines * (size_t)(ir / MR) / calls,
+                                 next_lines * (size_t)(ir / MR + 1) / calls);
             const int rows = min_int(MR, mc - ir);
             const double *a = &Ap[(size_t)ir * kc]; /* panel ir / MR: MR x kc doubles */
             double *c = &C[ir + (size_t)jr * ldc];
@@ -336,7 +391,8 @@ static void pick_kernel(cpu_isa isa)
     cfg.kernel = kernel_c_4x4, cfg.MR = 4, cfg.NR = 4;
 }
 
-/** --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa= (k iterations, 0 = off), pfc=0|1. */
+/** --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa= (k iterations, 0 = off), pfc=0|1|2 (off, at the start, late),
+ *  pfb=0|1. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -348,12 +404,13 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             else if (isa > best)
                 step_cannot_run("this CPU cannot run isa=%s (its widest is %s)", params[t] + 4, cpu_isa_name(best));
         } else if (step_param_int(params[t], "pfa", 0, 256, &prefetch_a, &bad) ||
-                   step_param_int(params[t], "pfc", 0, 1, &prefetch_c, &bad)) {
+                   step_param_int(params[t], "pfc", C_OFF, C_LATE, &prefetch_c, &bad) ||
+                   step_param_int(params[t], "pfb", 0, 1, &prefetch_b, &bad)) {
             continue;
         } else if (!step_param_int(params[t], "mc", 1, 1 << 20, &mc_set, &bad) &&
                    !step_param_int(params[t], "kc", 1, 1 << 20, &kc_set, &bad) &&
                    !step_param_int(params[t], "nc", 1, 1 << 20, &nc_set, &bad)) {
-            bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa=, pfc=0|1";
+            bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa=, pfc=0|1|2, pfb=0|1";
         }
     }
     if (bad != NULL)
@@ -362,9 +419,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     choose_blocks();
     atexit(free_packs);
     prefetch_w = cpu_has_prefetchw();
-    snprintf(desc, desclen, "isa=%s (MR=%d NR=%d) mc=%d kc=%d nc=%d%s pfa=%d pfc=%d (%s)", cpu_isa_name(cfg.isa),
+    snprintf(desc, desclen, "isa=%s (MR=%d NR=%d) mc=%d kc=%d nc=%d%s pfa=%d pfc=%d (%s) pfb=%d", cpu_isa_name(cfg.isa),
              cfg.MR, cfg.NR, MC, KC, NC, mc_set || kc_set || nc_set ? "" : " (from the cache sizes)", prefetch_a,
-             prefetch_c, prefetch_w ? "prefetchw" : "prefetcht0: no PREFETCHW on this CPU");
+             prefetch_c, prefetch_w ? "prefetchw" : "prefetcht0: no PREFETCHW on this CPU", prefetch_b);
     return NULL;
 }
 
