@@ -32,10 +32,10 @@
  * Measured on an Emerald Rapids Xeon, neither prefetch pays (lesson 20): the
  * hardware prefetchers already follow the packed panels and C's columns.
  * Two of OpenBLAS's choices are there to measure against (lesson 20): `pfc=2`
- * asks for the C tile 16 k steps before the end instead of at the start (lines
- * fetched into L1 at the start may be evicted by the A panel streaming through
- * before the stores use them), and `pfb=1` fetches the next B panel into L2 in
- * shares, one before each call on the current panel.
+ * asks for the C tile 16 k steps before the end instead of at the start, in
+ * the SIMD kernels (lines fetched into L1 at the start may be evicted by the A
+ * panel streaming through before the stores use them), and `pfb=1` fetches the
+ * next B panel into L2 in shares, one before each call on the current panel.
  *
  * The rest is step 19:
  *
@@ -68,6 +68,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,8 @@
 
 enum {
     MAX_MR = 16, MAX_NR = 12, /* the largest micro-tile of any micro-kernel below */
-    BLOCK_ALIGN = 48          /* derived MC and NC are multiples of 48 = lcm(16, 12, 8, 6, 4) */
+    BLOCK_ALIGN = 48,         /* derived MC and NC are multiples of 48 = lcm(16, 12, 8, 6, 4) */
+    LINE_BYTES = 64           /* a cache line */
 };
 
 /** C(0..MR-1, 0..NR-1) += alpha * sum over p < kc of a[p*MR + i] * b[p*NR + j]: a and b are packed panels. */
@@ -94,7 +96,7 @@ typedef void (*micro_kernel)(int kc, double alpha, const double *a, const double
  * when the C tile is fetched (C_OFF, C_AT_START, C_LATE) and with which instruction, and whether the
  * next panel of B is fetched into L2 while the current one is in use. */
 enum { C_OFF = 0, C_AT_START = 1, C_LATE = 2 };
-enum { C_LATE_STEPS = 16 }; /* C_LATE: this many k steps before the end (about 200 cycles at peak) */
+enum { C_LATE_STEPS = 16 }; /* C_LATE: this many k steps before the end (AVX-512: about 190 cycles at peak) */
 static int prefetch_a = 4, prefetch_c = C_AT_START, prefetch_w, prefetch_b = 0;
 
 /** Ask for the cache line of @p p, to be written: prefetchw where the CPU has it, else a read prefetch. */
@@ -122,9 +124,11 @@ static inline void prefetch_c_tile(const double *C, int ldc, int MR, int NR)
     }
 }
 
-/** The k step of a call of @p kc steps before which the C tile is asked for: the first (C_AT_START),
- *  or C_LATE_STEPS before the end (C_LATE), late enough that the A panel streaming through L1 cannot
- *  evict the tile's lines before the stores at the end use them. */
+/** The k step of a call of @p kc steps before which the C tile is asked for: the first (C_AT_START,
+ *  and C_OFF, where nothing is asked for), or C_LATE_STEPS before the end (C_LATE; the first where
+ *  kc <= C_LATE_STEPS), late enough that the A panel streaming through L1 cannot evict the tile's
+ *  lines before the stores at the end use them. (The AVX2 and AVX-512 kernels; the plain-C kernel
+ *  asks at the start.) */
 static inline int c_tile_step(int kc)
 {
     return prefetch_c == C_LATE && kc > C_LATE_STEPS ? kc - C_LATE_STEPS : 0;
@@ -168,10 +172,10 @@ static void kernel_c_4x4(int kc, double alpha, const double *a, const double *b,
 {
     enum { MR = 4, NR = 4 };
     double acc[NR][MR] = {{0.0}}; /* acc[j][i]: C(i, j) of the tile, summed over k */
-    const int c_at = c_tile_step(kc);
+    /* The C tile at the start, also for pfc=2: split in two like the SIMD kernels' loop, this loop lost
+     * its vectorization to gcc and ran 20-50% slower (isa=c is the portable fallback, not the one timed) */
+    prefetch_c_tile(C, ldc, MR, NR);
     for (int p = 0; p < kc; ++p, a += MR, b += NR) {
-        if (p == c_at)
-            prefetch_c_tile(C, ldc, MR, NR);
         if (prefetch_a)
             __builtin_prefetch(a + prefetch_a * MR, 0, 3);
         for (int j = 0; j < NR; ++j)
@@ -325,12 +329,12 @@ static void pack_b(int kc, int nc, const double *B, int ldb, double *Bp, int NR)
     }
 }
 
-/** Ask for lines @p first .. @p last - 1 of the panel at @p panel into L2 (prefetcht1): pfb's share of
+/** Ask for lines @p first .. @p last - 1 from the line at @p start into L2 (prefetcht1): pfb's share of
  *  the next B panel for one call of the micro-kernel. */
-static void prefetch_b_lines(const double *panel, size_t first, size_t last)
+static void prefetch_b_lines(const char *start, size_t first, size_t last)
 {
     for (size_t line = first; line < last; ++line)
-        __builtin_prefetch(panel + line * 8, 0, 2); /* 8 doubles: one line; locality 2: prefetcht1 on x86 */
+        __builtin_prefetch(start + line * LINE_BYTES, 0, 2); /* locality 2: prefetcht1 on x86 */
 }
 
 /** C(ic.., jc..) += alpha * Ap * Bp for one packed block: loops 2 and 1 around the micro-kernel. */
@@ -342,13 +346,21 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
     for (int jr = 0; jr < nc; jr += NR) {
         const int cols = min_int(NR, nc - jr);
         const double *b = &Bp[(size_t)jr * kc]; /* panel jr / NR: kc x NR doubles */
-        /* pfb: the next panel's lines (kc * NR / 8 of them), asked for in equal shares before the calls
-         * on this one, so that it waits in L2 when jr moves on */
-        const double *next_b = prefetch_b && jr + NR < nc ? b + (size_t)kc * NR : NULL;
-        const size_t next_lines = (size_t)kc * NR / 8, calls = (size_t)(mc + MR - 1) / MR;
+        /* pfb: the lines of the next panel (kc x NR doubles right after this one), from the line its
+         * first byte is on to the line of its last, asked for in equal shares before the calls on this
+         * panel, so that the next one waits in L2 when jr moves on */
+        const char *next_start = NULL;
+        size_t next_lines = 0;
+        if (prefetch_b && jr + NR < nc) {
+            const double *next = b + (size_t)kc * NR;
+            next_start = (const char *)((uintptr_t)next / LINE_BYTES * LINE_BYTES);
+            next_lines = ((size_t)((const char *)(next + (size_t)kc * NR) - next_start) + LINE_BYTES - 1) / LINE_BYTES;
+        }
+        const size_t calls = (size_t)(mc + MR - 1) / MR; /* micro-kernel calls on this panel */
         for (int ir = 0; ir < mc; ir += MR) {
-            if (next_b != NULL)
-                prefetch_b_lines(next_b, next_lines * (size_t)(ir / MR) / calls,
+            /* call ir / MR's share: lines next_lines * share / calls up to next_lines * (share + 1) / calls */
+            if (next_start != NULL)
+                prefetch_b_lines(next_start, next_lines * (size_t)(ir / MR) / calls,
                                  next_lines * (size_t)(ir / MR + 1) / calls);
             const int rows = min_int(MR, mc - ir);
             const double *a = &Ap[(size_t)ir * kc]; /* panel ir / MR: MR x kc doubles */
