@@ -333,8 +333,9 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
         size_t next_lines = 0;
         if (prefetch_b && jr + NR < nc) {
             const double *next = b + (size_t)kc * NR;
+            const char *next_end = (const char *)(next + (size_t)kc * NR); /* one past its last byte */
             next_start = (const char *)((uintptr_t)next / LINE_BYTES * LINE_BYTES);
-            next_lines = ((size_t)((const char *)(next + (size_t)kc * NR) - next_start) + LINE_BYTES - 1) / LINE_BYTES;
+            next_lines = (size_t)(next_end - next_start + LINE_BYTES - 1) / LINE_BYTES;
         }
         const size_t calls = (size_t)(mc + MR - 1) / MR; /* micro-kernel calls on this panel */
         for (int ir = 0; ir < mc; ir += MR) {
