@@ -166,6 +166,22 @@ else
             done
         done
     done
+    # Step 14's stream-K grid at a shape where it runs after whole tiles and blocks take two pieces each
+    # (300x330x600 planned for 7 SMs; small: 14 whole tiles, then 4 tiles' 19 slices in runs of 11;
+    # unaligned: 7 whole, then 2 tiles' 38 slices in runs of 11), in both kernels (small: cp.async, PIPE 4;
+    # unaligned: copies staged in registers, PIPE 2). The shapes above are too small for either.
+    if gpu_steps | grep -qx 14_autotuned; then
+        for forced in small unaligned; do
+            for tool in memcheck racecheck synccheck; do
+                n_jobs=$((n_jobs + 1)); job=$JOBS_DIR/$n_jobs
+                cmd=(timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode 99
+                     "$(step_bin 14_autotuned)" --sizes 300x330x600 --reps 1 --warmup 0 --seed "$SEED" --quiet
+                     --alpha -1.5 --beta 0.5 --param sms=7 --param split=stream --param class=$forced)
+                printf '%q ' "${cmd[@]}" >"$job.cmd"
+                echo "$tool step 14 stream-K after whole tiles, two pieces a block, class $forced" >"$job.label"
+            done
+        done
+    fi
     SANITIZE_JOBS=${SANITIZE_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}
     echo "  $n_jobs compute-sanitizer runs, $SANITIZE_JOBS at a time (SANITIZE_JOBS)"
     for ((j = 1; j <= n_jobs; ++j)); do echo "$JOBS_DIR/$j"; done |

@@ -59,17 +59,30 @@ if [ -z "$DRY" ]; then
 else
     for step in $(gpu_steps); do gpu_step_checks "$step"; done
 fi
-# Step 14's plan with whole tiles and split ones in one grid: planned for a GPU of 7 SMs (--param sms),
-# the last round's tiles cut into 3 slabs, with four classes' configurations (both kernels, three tiles);
-# with padded leading dimensions, also with A and B copied (pad=1). 1001x1030x600: M not a multiple of 4
-# and N >= 1024, so that with tight leading dimensions A is copied by default and the bottom tiles move
-# up inside the copy (lda = 1004, padded, is aligned: no copy, and the bottom tiles keep their tests).
-for forced in square small unaligned short_k; do
-    for ab in $SCALARS; do
-        for pad in "" "$PADDING" "$PADDING --param pad=1"; do
-            # shellcheck disable=SC2086
-            run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" --param sms=7 \
-                --param split=3 --param class=$forced $pad
+# Step 14's plans with whole tiles and split ones, planned for a GPU of 7 SMs (--param sms) so that the
+# small shapes have several rounds: the last round's tiles cut into 3 slabs (in the whole tiles' grid),
+# or by stream-K (split=stream, a grid of its own after the whole tiles': runs of slices that cross tile
+# boundaries, a block's two pieces one after the other), with four classes' configurations (both
+# kernels, three tiles); with padded leading dimensions, also with A and B copied (pad=1). 1001x1030x600:
+# M not a multiple of 4 and N >= 1024, so that with tight leading dimensions A is copied by default and
+# the bottom tiles move up inside the copy (lda = 1004, padded, is aligned: no copy, and the bottom tiles
+# keep their tests). Stream-K also with the class's configuration alone (choose=class), with edge
+# blocks left hanging (edge=hang), and with alpha = 0 (the pieces' sum scaled to nothing).
+for extra in "--param choose=class" "--param edge=hang"; do
+    for ab in $SCALARS $ALPHA_ZERO; do
+        # shellcheck disable=SC2086
+        run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" --param sms=7 \
+            --param split=stream $extra $PADDING
+    done
+done
+for split in 3 stream; do
+    for forced in square small unaligned short_k; do
+        for ab in $SCALARS; do
+            for pad in "" "$PADDING" "$PADDING --param pad=1"; do
+                # shellcheck disable=SC2086
+                run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" \
+                    --param sms=7 --param split=$split --param class=$forced $pad
+            done
         done
     done
 done

@@ -31,7 +31,7 @@
  * that header here (build/tuned.h, else the committed tuned_h200.h, else the
  * defaults below). At run time the launcher picks the class of the shape, then
  * looks at how its tiles fill the SMs: another tuned configuration, or the
- * last round of tiles split along K into slabs, where that fills them better
+ * last round of tiles split along K (into slabs, or by stream-K), where that fills them better
  * ("the choice per shape"). An A or B that cannot be read 128 bits at a time
  * is copied into a padded buffer first, and blocks on the bottom and right
  * edges of C are moved back inside the matrices, so that every block runs the
@@ -41,6 +41,7 @@
  * it bundles a configuration's constants so that one kernel can be compiled for each.
  */
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,23 +293,32 @@ __device__ void outer_product(float (&acc)[T::TN][T::TM], const float (&a)[T::TM
 
 /** How a grid's blocks share the tiles of C (the launcher's plan, "the choice per shape" below). The
  *  tiles are numbered down the columns of tiles (t = ti + tiles_m * tj); the first `whole` are each one
- *  block over all of K, written to C; every later tile is cut into `slabs` slabs of K, `kchunk` long
- *  (the last one shorter), one block each, which write their partial products to `part`, BM x BN per
- *  block, for sum_tiles to add into C afterwards. With whole = tiles there is no split. */
+ *  block over all of K, written to C. The later ones ("split") are cut along K, in one of two ways:
+ *   - slabs (span = 0): every split tile into `slabs` slabs, `kchunk` long (the last one shorter), one
+ *     block each;
+ *   - stream-K (span > 0): the split tiles' slices of BK (kiters per tile), laid end to end, are dealt
+ *     out in runs of `span` slices, one run per block; a run crosses at most one tile boundary, so a
+ *     block does one or two pieces ("units") of tiles, one after the other.
+ *  Either way each piece writes its partial product to `part`, BM x BN floats in the slot of its
+ *  block (slabs: slot r for the r-th split block; stream-K: slot 2r + u for unit u of the r-th run),
+ *  and sum_tiles adds each split tile's pieces into C afterwards. With whole = tiles nothing is split. */
 struct split_plan {
     int tiles_m;  ///< tiles down a column of C: ceil(M / BM)
     int whole;    ///< tiles 0 .. whole-1: one block each, over all of K
-    int slabs;    ///< each later tile: this many blocks, one per slab of K
-    int kchunk;   ///< K of a slab (a multiple of every BK, so a slab keeps A's and B's alignment)
-    float *part;  ///< the slabs' partial products: block whole + r writes BM x BN floats at r * BM * BN
+    int tiles;    ///< tiles in all (whole .. tiles-1 are split)
+    int slabs;    ///< slabs: each split tile in this many blocks, one per slab of K
+    int kchunk;   ///< slabs: K of a slab (a multiple of every BK, so a slab keeps A's and B's alignment)
+    int span;     ///< stream-K: slices of BK per block (0: slabs)
+    int kiters;   ///< stream-K: slices of BK per tile, ceil(K / BK)
+    float *part;  ///< the pieces' partial products, BM x BN floats per slot
     int rows_a;   ///< rows of A that may be read: M, or a multiple of 4 above it where A is a padded copy
     bool shift;   ///< move edge tiles back inside the matrices (below)
 };
 
-/** Where a block writes its tile: C itself, or its slab's place among the partial products. out is the
+/** Where a piece of work goes: C itself, or its slot among the partial products. out is the
  *  tile's own corner; a thread's element (i, j), counted from the corner the block computed from, goes
  *  to out[(i - skip_rows) + (j - skip_cols) * ld] if it lies at or past the skips and inside rows x cols
- *  from out. For C, alpha and beta are the call's; for a slab, out is its BM x BN buffer (ld = BM),
+ *  from out. For C, alpha and beta are the call's; for a slot, out is its BM x BN buffer (ld = BM),
  *  alpha = 1 and beta = 0. */
 struct tile_out {
     float *out;    ///< element (0, 0) of the tile it owns
@@ -378,6 +388,65 @@ __device__ tile_out output_of(const split_plan &plan, float *C, int ldc, int M, 
     return {plan.part + (size_t)rank * T::BM * T::BN, T::BM, M - ti, N - tj, ti - i0, tj - j0, 1.0f, 0.0f, true};
 }
 
+/** One piece of stream-K's work: tile @p tile over K from @p k0, @p k long, its partial product written
+ *  to slot @p slot (sum_tiles adds the pieces of a tile into C). */
+struct work_unit {
+    int tile; ///< the tile, numbered as in split_plan
+    int k0;   ///< the first k
+    int k;    ///< how many k
+    int slot; ///< the slot of plan.part its partial product goes to
+};
+
+/** Stream-K's grid (its own launch, after the whole tiles'): block blockIdx.x's @p unit-th piece of
+ *  work, unit 0 or 1, for a K of @p K and slices of @p bk. */
+__device__ work_unit unit_of(const split_plan &plan, int unit, int K, int bk)
+{
+    const int rank = (int)blockIdx.x; /* block r deals run r */
+    /* stream-K: the run of slices [begin, end) of the split tiles' slices end to end; unit 0 from its
+     * start to the end of its first tile (or of the run), unit 1 from the next tile's start to the end */
+    const int total = (plan.tiles - plan.whole) * plan.kiters;
+    const int begin = rank * plan.span, end = min(begin + plan.span, total);
+    const int start = unit == 0 ? begin : (begin / plan.kiters + 1) * plan.kiters;
+    const int stop = min(end, (start / plan.kiters + 1) * plan.kiters);
+    const int k0 = start % plan.kiters * bk;
+    return {plan.whole + start / plan.kiters, k0, min((stop - start) * bk, K - k0), 2 * rank + unit};
+}
+
+/** How many pieces of work block blockIdx.x of stream-K's grid does: 2 where its run crosses a tile
+ *  boundary. */
+__device__ int units_of(const split_plan &plan)
+{
+    const int rank = (int)blockIdx.x;
+    const int total = (plan.tiles - plan.whole) * plan.kiters;
+    const int begin = rank * plan.span, end = min(begin + plan.span, total);
+    return begin / plan.kiters == (end - 1) / plan.kiters ? 1 : 2;
+}
+
+/** Stream-K's block blockIdx.x's @p unit-th piece: the corner it computes from (i0, j0) and its part of
+ *  K (A and B moved to its first column of A / row of B, K cut to the piece's length). */
+template <class T>
+__device__ void take_unit(const split_plan &plan, int unit, const float *&A, int lda, const float *&B, int N, int &K,
+                          int &i0, int &j0)
+{
+    const work_unit w = unit_of(plan, unit, K, T::BK);
+    corner<T>(plan, N, w.tile, i0, j0);
+    A += (size_t)w.k0 * lda; /* A(:, k0 ..) */
+    B += w.k0;               /* B(k0 .., :) */
+    K = w.k;
+}
+
+/** Where stream-K's block blockIdx.x's @p unit-th piece, computed from corner (i0, j0), goes: its slot
+ *  among the partial products, from the tile's own corner, skipping the rows and columns a moved block
+ *  shares with its neighbour (as output_of; K is the call's). Worked out after the main loop, from the
+ *  kernel's arguments and @p unit, so that little of it occupies registers during the loop. */
+template <class T>
+__device__ tile_out output_of_unit(const split_plan &plan, int unit, int M, int N, int K, int i0, int j0)
+{
+    const work_unit w = unit_of(plan, unit, K, T::BK);
+    const int ti = w.tile % plan.tiles_m * T::BM, tj = w.tile / plan.tiles_m * T::BN; /* the tile's own corner */
+    return {plan.part + (size_t)w.slot * T::BM * T::BN, T::BM, M - ti, N - tj, ti - i0, tj - j0, 1.0f, 0.0f, true};
+}
+
 /** C = alpha * acc + beta * C for the thread's part of the tile, through @p o: (i, j) is the thread's
  *  first element, counted from the corner the block computed from; acc[c][r] with r = VEC*gm + dr,
  *  c = VEC*gn + dc is element (i + gm*SLAB_M + dr, j + gn*SLAB_N + dc). Rows skipped are whole groups. */
@@ -396,14 +465,20 @@ template <class T> __device__ void store_tile(const tile_out &o, int i, int j, c
         }
 }
 
-/** C = alpha*A*B + beta*C with configuration T: steps 09-11's kernel, every size a parameter. */
-template <class T>
-__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
-sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, split_plan plan)
+/** One tile's work for a block of sgemm_tuned (STREAM false: its share of the plan, over the grid of
+ *  whole tiles and slabs) or of sgemm_tuned_stream (STREAM true: piece @p unit of its stream-K run):
+ *  steps 09-11's kernel, every size a parameter. */
+template <class T, bool STREAM>
+__device__ __forceinline__ void tile_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                                           int ldb, float beta, float *C, int ldc, bool vec_a, bool vec_b,
+                                           bool vec_c, const split_plan &plan, int unit)
 {
-    int i0, j0; /* the block's corner of C */
-    take_work<T>(plan, A, lda, B, N, K, i0, j0);
+    [[maybe_unused]] const int K_all = K; /* (the piece's K replaces K below) */
+    int i0, j0;                           /* the corner of C the block computes from */
+    if constexpr (STREAM)
+        take_unit<T>(plan, unit, A, lda, B, N, K, i0, j0);
+    else
+        take_work<T>(plan, A, lda, B, N, K, i0, j0);
     const int Ma = plan.rows_a; /* the rows of A the copies may read: M, or more where A is a padded copy */
     extern __shared__ float4 smem[]; /* float4: the 16-byte alignment the vector accesses need */
     float *As = (float *)smem;                   /* As[b][p][i] = A(i0 + i, k0 + p) */
@@ -483,7 +558,35 @@ sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const flo
         }
     }
 
-    store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
+    if constexpr (STREAM)
+        store_tile<T>(output_of_unit<T>(plan, unit, M, N, K_all, i0, j0), row, col, acc);
+    else
+        store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
+}
+
+/** C = alpha*A*B + beta*C with configuration T: one block per whole tile or slab (split_plan). */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_tuned(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+            float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, split_plan plan)
+{
+    tile_tuned<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, vec_b, vec_c, plan, 0);
+}
+
+/** Stream-K's grid for configuration T: block r's run of slices, one or two pieces one after the other,
+ *  each into its slot of partial products. A kernel of its own, so that the loop over pieces leaves
+ *  sgemm_tuned's code (the whole tiles') as it is. */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_tuned_stream(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                   float *C, int ldc, bool vec_a, bool vec_b, bool vec_c, split_plan plan)
+{
+    const int units = units_of(plan);
+    for (int unit = 0; unit < units; ++unit) {
+        if (unit > 0)
+            __syncthreads(); /* every warp is done with the shared buffers of the piece before */
+        tile_tuned<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, vec_b, vec_c, plan, unit);
+    }
 }
 
 /* ---------------------------------------------------------------- PIPE 4-5: copies by cp.async
@@ -601,16 +704,20 @@ __device__ void copy_slice_async(const float *A, int lda, const float *B, int ld
     commit_copies();
 }
 
-/** C = alpha*A*B + beta*C with configuration T, PIPE 4-5: sgemm_tuned's tiles and shared-memory layout,
- *  the slices copied by cp.async through a ring of STAGES buffers, one barrier per slice. */
-template <class T>
-__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
-sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c,
-            split_plan plan)
+/** One tile's work for a block of sgemm_async or sgemm_async_stream (STREAM as in tile_tuned), PIPE
+ *  4-5: tile_tuned's tiles and shared-memory layout, the slices copied by cp.async through a ring of
+ *  STAGES buffers, one barrier per slice. */
+template <class T, bool STREAM>
+__device__ __forceinline__ void tile_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                                           int ldb, float beta, float *C, int ldc, bool vec_a, bool vec_c,
+                                           const split_plan &plan, int unit)
 {
+    [[maybe_unused]] const int K_all = K;
     int i0, j0;
-    take_work<T>(plan, A, lda, B, N, K, i0, j0);
+    if constexpr (STREAM)
+        take_unit<T>(plan, unit, A, lda, B, N, K, i0, j0);
+    else
+        take_work<T>(plan, A, lda, B, N, K, i0, j0);
     const int Ma = plan.rows_a;
     constexpr int STAGES = T::BUFFERS;
     extern __shared__ float4 smem[];
@@ -681,8 +788,36 @@ sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const flo
         read = read + 1 == STAGES ? 0 : read + 1;
         write = write + 1 == STAGES ? 0 : write + 1;
     }
-    wait_copies<0>(); /* (only empty groups are left; no copy outlives the block) */
-    store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
+    wait_copies<0>(); /* (only empty groups are left: no copy outlives the piece, whose buffers the next reuses) */
+    if constexpr (STREAM)
+        store_tile<T>(output_of_unit<T>(plan, unit, M, N, K_all, i0, j0), row, col, acc);
+    else
+        store_tile<T>(output_of<T>(plan, C, ldc, M, N, alpha, beta, vec_c, i0, j0), row, col, acc);
+}
+
+/** C = alpha*A*B + beta*C with configuration T, PIPE 4-5: as sgemm_tuned, by tile_async. */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_async(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+            float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c,
+            split_plan plan)
+{
+    tile_async<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, vec_c, plan, 0);
+}
+
+/** Stream-K's grid for configuration T, PIPE 4-5: as sgemm_tuned_stream, by tile_async. */
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS)
+sgemm_async_stream(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                   float *C, int ldc, bool vec_a, bool /* vec_b: B goes element by element */, bool vec_c,
+                   split_plan plan)
+{
+    const int units = units_of(plan);
+    for (int unit = 0; unit < units; ++unit) {
+        if (unit > 0)
+            __syncthreads(); /* every warp is done with the shared buffers of the piece before */
+        tile_async<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, vec_c, plan, unit);
+    }
 }
 
 /* A 128-bit access to column j starts at X + j*ld: 16-byte aligned for every j when X is and ld % 4 == 0. */
@@ -706,8 +841,11 @@ static bool vectorizable(const float *X, int ld)
  * in 5 slabs each, give 120 blocks of a fifth of a tile: the last round takes a fifth of the time. The
  * plan's length, in rounds of one tile on the busiest SM, is ceil((T - L) / S) + ceil(L * s / S) / s for
  * L tiles in the last round cut into s slabs; the fill, T / (S * rounds), is the share of that time the
- * average SM works. (Stream-K, which hands every SM the same share of all the tiles' k-steps, removes
- * the last round's waste entirely; this is the one-launch-plus-a-sum version of it.) Per shape:
+ * average SM works. Whole slabs shorten a last round that is more than half full only a little, for
+ * many partial products (4096^3, 116 tiles of 132: 9 slabs, 3.89 rounds instead of 4, 137 MB); stream-K
+ * does it with two partial products per block: the last round's slices of BK, laid end to end, are
+ * dealt out evenly, span = ceil(L * kiters / S) per block, so that the round lasts span / kiters of a
+ * tile. Per shape:
  *   1. the class's configuration;
  *   2. another of the tuned configurations instead if its plan's fill is higher by more than
  *      FILL_MARGIN (a smaller tile does more copying per flop, so it must fill clearly better);
@@ -715,7 +853,11 @@ static bool vectorizable(const float *X, int ld)
  *      or keep its length with every split block still resident at once; and a split at all only if
  *      the unsplit plan is SPLIT_GAIN longer (each slab at least SPLIT_MIN_K of K, a multiple of
  *      SPLIT_ROUND; the partial products at most WORKSPACE_MAX). With fewer tiles than SMs the last
- *      round is all of them.
+ *      round is all of them;
+ *   4. stream-K on the last round instead, if it shortens the best plan so far by STREAM_GAIN (by
+ *      SPLIT_GAIN where all the tiles would go through the partial products) with runs of at least
+ *      SPLIT_MIN_K of K; and, where that plan had no partial products and whole tiles come before
+ *      the last round, by STREAM_MIN_SAVING of a round at least (measured, below).
  * An A whose columns cannot be read 128 bits at a time (lda not a multiple of 4, as at 4095^2) is copied
  * into a buffer with a padded leading dimension before the configurations are compared, if it is used
  * often enough to repay the copy (below); such a B is compared as if copied, and copied only for a
@@ -733,26 +875,39 @@ enum {
 static const double FILL_MARGIN = 1.10;          /* another configuration must fill 10% more to win */
 static const double SPLIT_GAIN = 1.10;           /* a split must shorten the run by 10% to be worth a second pass */
 static const double SLAB_GAIN = 1.02;            /* and more slabs (more partial products) by 2% more */
+static const double STREAM_GAIN = 1.02;          /* stream-K must shorten the best other plan by 2% */
+/* Stream-K's last round against whole tiles, measured on the H200 (lesson 14): it gained 1.0% at 6144^3
+ * and 1.4% at 8192^3, where the plan saves 0.27 and 0.48 of a round, and lost 0.8% at 4096^3 (0.12)
+ * and about 3% at 8192x1024x4096 and 1024x8192x4096 (0.06). Those four fit a gain of about 60% of the
+ * modelled saving (the whole tiles do not all end together) less about a tenth of a round (its
+ * partial products, the second pass, a pipeline fill per piece): even at a fifth of a round. */
+static const double STREAM_MIN_SAVING = 0.2;
 static const size_t WORKSPACE_MAX = (size_t)1 << 30; /* bytes of partial products at most (1 GiB) */
 
-/** C(i, j) = alpha * (sum of the slabs of (i, j)) + beta * C(i, j), for the tiles first .. tiles-1 of a
- *  plan with bm x bn tiles, tiles_m of them down a column: tile first + r's slab z is bm x bn floats
- *  (leading dimension bm) at part + (r * slabs + z) * bm * bn. One thread per element; consecutive
- *  threads walk down a column of a tile, in C as in the buffer (coalesced both ways). */
-__global__ void sum_tiles(int M, int N, int bm, int bn, int tiles_m, int first, int tiles, int slabs, float alpha,
-                          const float *part, float beta, float *C, int ldc)
+/** C(i, j) = alpha * (sum of the pieces of (i, j)) + beta * C(i, j), for the split tiles of plan @p plan
+ *  (whole .. tiles-1) with bm x bn tiles; each piece is bm x bn floats (leading dimension bm) in its
+ *  slot of plan.part (split_plan). One thread per element; consecutive threads walk down a column of a
+ *  tile, in C as in the buffer (coalesced both ways). */
+__global__ void sum_tiles(int M, int N, int bm, int bn, split_plan plan, float alpha, float beta, float *C, int ldc)
 {
-    const size_t per_tile = (size_t)bm * bn, elems = (size_t)(tiles - first) * per_tile;
+    const size_t per_tile = (size_t)bm * bn, elems = (size_t)(plan.tiles - plan.whole) * per_tile;
     for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < elems; e += (size_t)gridDim.x * blockDim.x) {
         const int r = (int)(e / per_tile), l = (int)(e % per_tile); /* split tile r, element l of its tile */
-        const int t = first + r;                                    /* the tile's number, as in the plan */
-        const int i = t % tiles_m * bm + l % bm, j = t / tiles_m * bn + l / bm;
-        if (i >= M || j >= N) /* beyond C's edge: the slabs wrote nothing there */
+        const int t = plan.whole + r;                               /* the tile's number, as in the plan */
+        const int i = t % plan.tiles_m * bm + l % bm, j = t / plan.tiles_m * bn + l / bm;
+        if (i >= M || j >= N) /* beyond C's edge: the pieces wrote nothing there */
             continue;
-        const float *p = part + (size_t)r * slabs * per_tile + l;
         float sum = 0.0f;
-        for (int z = 0; z < slabs; ++z)
-            sum += p[z * per_tile];
+        if (plan.span == 0) { /* slabs: slots r * slabs .. r * slabs + slabs - 1 */
+            for (int z = 0; z < plan.slabs; ++z)
+                sum += plan.part[((size_t)r * plan.slabs + z) * per_tile + l];
+        } else { /* stream-K: the runs that cover the tile's slices [r * kiters, (r + 1) * kiters) */
+            const int first = r * plan.kiters, last = first + plan.kiters - 1;
+            for (int run = first / plan.span; run <= last / plan.span; ++run) {
+                const int unit = run * plan.span >= first ? 0 : 1; /* 1: the run began in the tile before */
+                sum += plan.part[((size_t)2 * run + unit) * per_tile + l];
+            }
+        }
         float *c = &C[i + (size_t)j * ldc];
         *c = beta == 0.0f ? alpha * sum : alpha * sum + beta * *c; /* C is not read when beta == 0 */
     }
@@ -829,6 +984,15 @@ template <class T> static auto kernel_of() /* (if constexpr: only the kernel of 
         return sgemm_tuned<T>;
 }
 
+/** The stream-K kernel of configuration T. */
+template <class T> static auto stream_kernel_of()
+{
+    if constexpr (T::ASYNC)
+        return sgemm_async_stream<T>;
+    else
+        return sgemm_tuned_stream<T>;
+}
+
 /** A plan: one configuration, its tiles, how many run whole and how the rest are cut. */
 struct launch_plan {
     int config;       /**< the class whose configuration runs */
@@ -836,6 +1000,8 @@ struct launch_plan {
     long long whole;  /**< tiles run whole; the rest are split */
     int slabs;        /**< slabs per split tile */
     int kchunk;       /**< K of a slab */
+    int span;         /**< stream-K: slices per block (0: slabs) */
+    int kiters;       /**< stream-K: slices per tile */
     double fill;      /**< share of the run the average SM works */
 };
 
@@ -845,27 +1011,46 @@ template <class T>
 static void launch_tile(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                         float beta, float *C, int ldc, const struct launch_plan *p, int rows_a)
 {
-    if (T::SMEM_BYTES > DEFAULT_SMEM) /* a block above 48 KB of shared memory must say so */
+    if (T::SMEM_BYTES > DEFAULT_SMEM) { /* a block above 48 KB of shared memory must say so */
         cuda_check(cudaFuncSetAttribute(kernel_of<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
                    "allowing the kernel its shared memory");
-    long long split = p->tiles - p->whole; /* tiles cut into slabs */
-    split_plan sp = {ceil_div(M, T::BM), (int)p->whole, p->slabs, p->kchunk, NULL, rows_a, shift_edges};
+        if (p->span > 0)
+            cuda_check(cudaFuncSetAttribute(stream_kernel_of<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            T::SMEM_BYTES),
+                       "allowing the stream-K kernel its shared memory");
+    }
+    const long long split = p->tiles - p->whole; /* tiles cut along K */
+    split_plan sp = {ceil_div(M, T::BM), (int)p->whole, (int)p->tiles, p->slabs, p->kchunk, p->span, p->kiters,
+                     NULL, rows_a, shift_edges};
+    /* the split tiles' blocks: slabs, or stream-K's runs of span slices (each with two slots) */
+    long long split_blocks = p->span ? (split * p->kiters + p->span - 1) / p->span : split * p->slabs;
     if (split > 0) {
-        sp.part = buffer_for(&partials, (size_t)split * p->slabs * T::BM * T::BN * sizeof(float),
+        const long long slots = p->span ? 2 * split_blocks : split_blocks;
+        sp.part = buffer_for(&partials, (size_t)slots * T::BM * T::BN * sizeof(float),
                              "the split tiles' partial products");
         if (sp.part == NULL) /* no room for the partial products: every tile whole */
-            split = 0, sp.whole = (int)p->tiles, sp.slabs = 1, sp.kchunk = K;
+            split_blocks = 0, sp.whole = sp.tiles, sp.span = 0;
     }
-    const long long blocks = sp.whole + split * sp.slabs;
-    kernel_of<T>()<<<(unsigned)blocks, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                                                  vectorizable(A, lda), vectorizable(B, ldb),
-                                                                  vectorizable(C, ldc), sp);
-    cuda_check(cudaGetLastError(), "launching step 14's kernel");
-    if (split > 0) {
+    /* Slabs share one grid with the whole tiles. Stream-K's runs are a grid of their own, launched after
+     * the whole tiles' (which fill whole rounds, so that they end together): its blocks loop over their
+     * pieces, and that loop would slow the whole tiles' code if it were theirs too (lesson 14). */
+    const bool stream = sp.span > 0 && split_blocks > 0;
+    const long long blocks = stream ? sp.whole : sp.whole + split_blocks;
+    const bool va = vectorizable(A, lda), vb = vectorizable(B, ldb), vc = vectorizable(C, ldc);
+    if (blocks > 0) {
+        kernel_of<T>()<<<(unsigned)blocks, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                                                      va, vb, vc, sp);
+        cuda_check(cudaGetLastError(), "launching step 14's kernel");
+    }
+    if (stream) {
+        stream_kernel_of<T>()<<<(unsigned)split_blocks, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, A, lda, B, ldb,
+                                                                                   beta, C, ldc, va, vb, vc, sp);
+        cuda_check(cudaGetLastError(), "launching step 14's stream-K kernel");
+    }
+    if (split_blocks > 0) {
         const size_t elems = (size_t)split * T::BM * T::BN;
         const int sums = (int)(elems / REDUCE_THREADS + 1 < 65535 ? elems / REDUCE_THREADS + 1 : 65535);
-        sum_tiles<<<sums, REDUCE_THREADS>>>(M, N, T::BM, T::BN, sp.tiles_m, sp.whole, (int)p->tiles, sp.slabs,
-                                            alpha, sp.part, beta, C, ldc);
+        sum_tiles<<<sums, REDUCE_THREADS>>>(M, N, T::BM, T::BN, sp, alpha, beta, C, ldc);
         cuda_check(cudaGetLastError(), "launching sum_tiles");
     }
 }
@@ -874,15 +1059,16 @@ static void launch_tile(int M, int N, int K, float alpha, const float *A, int ld
 enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO = CLASSES };
 static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
 /** Places in a configuration (class_tiles[c]) that the launcher reads. */
-enum config_field { FIELD_BM = 0, FIELD_BN = 1, FIELD_PIPE = 7, FIELD_BLOCKS = 8 };
+enum config_field { FIELD_BM = 0, FIELD_BN = 1, FIELD_BK = 2, FIELD_PIPE = 7, FIELD_BLOCKS = 8 };
 static const int class_tiles[CLASSES][11] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
                                              {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
-/** --param split: auto, grid, or N >= 1 slabs (split_slabs below). */
-enum split_mode { SPLIT_AUTO = 0, SPLIT_GRID = -1 };
+/** --param split: auto, slabs, grid, stream, or N >= 1 slabs (split_slabs below). */
+enum split_mode { SPLIT_AUTO = 0, SPLIT_GRID = -1, SPLIT_STREAM = -2, SPLIT_SLABS = -3 };
 static int forced = AUTO;    /* --param class=NAME runs that class's configuration at every shape */
 static int by_shape = 1;     /* --param choose=shape|class: steps 2-3 above, or the class's configuration alone */
-static int split_slabs = SPLIT_AUTO; /* --param split=auto|grid|N: step 3, step 3 only with fewer tiles than
-                                        SMs (the rule before the last round was split), or N slabs */
+static int split_slabs = SPLIT_AUTO; /* --param split=auto|slabs|grid|stream|N: step 3 (slabs or stream-K),
+                                        slabs only, slabs only with fewer tiles than SMs (the rule before the
+                                        last round was split), stream-K always, or N slabs */
 static int pad_mode = -1;    /* --param pad=auto|0|1: -1 copies an unaligned A or B used PAD_MIN_USES times */
 static int plan_sms = 0;     /* --param sms=N: plan as if the GPU had N SMs (0: its own count) */
 
@@ -932,15 +1118,16 @@ static double rounds(long long whole, long long split, int slabs)
     return (double)((whole + sms - 1) / sms) + (double)((split * slabs + sms - 1) / sms) / slabs;
 }
 
-/** Class @p c's plan at this shape: its tiles whole, or the last round's cut into slabs (step 3). */
+/** Class @p c's plan at this shape: its tiles whole, or the last round's split, in slabs or by stream-K
+ *  (steps 3-4). */
 static struct launch_plan plan_for(int c, int M, int N, int K)
 {
     const long long tiles = tiles_of(c, M, N), sms = sm_count();
-    struct launch_plan best = {c, tiles, tiles, 1, K, 0.0};
+    struct launch_plan best = {c, tiles, tiles, 1, K, 0, 0, 0.0};
     const long long last = tiles % sms ? tiles % sms : tiles < sms ? tiles : sms; /* the last round */
     const size_t tile_bytes = (size_t)class_tiles[c][FIELD_BM] * class_tiles[c][FIELD_BN] * sizeof(float);
     double best_rounds = rounds(tiles, 0, 1);
-    if (split_slabs != 1 && (split_slabs != SPLIT_GRID || tiles < sms)) {
+    if (split_slabs != 1 && split_slabs != SPLIT_STREAM && (split_slabs != SPLIT_GRID || tiles < sms)) {
         const double unsplit = best_rounds;
         const int most = split_slabs > 1 ? split_slabs : SPLIT_MAX;
         for (int s = 2; s <= most; ++s) {
@@ -963,6 +1150,25 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
         if (split_slabs <= 1 && unsplit < SPLIT_GAIN * best_rounds) /* not worth the second pass */
             best.whole = tiles, best.slabs = 1, best.kchunk = K, best_rounds = unsplit;
     }
+    /* Stream-K: the last round's slices dealt out evenly, span per block, so that its length is the
+     * average SM's share, L * kiters / S slices, rounded up to a slice. Two partial products per block
+     * at most, so it pays where whole slabs cannot shorten a round that is more than half full (4096^3:
+     * 116 of 132 tiles, 3 + 225/256 rounds instead of 4). */
+    const int kiters = ceil_div(K, class_tiles[c][FIELD_BK]);
+    const long long span = (last * kiters + sms - 1) / sms, runs = (last * kiters + span - 1) / span;
+    const bool long_runs = span * class_tiles[c][FIELD_BK] >= SPLIT_MIN_K; /* as slabs: a run of 8+ slices */
+    /* where every tile would be split (fewer tiles than SMs), all of C goes through the partial
+     * products and the sum: the gain must pay for that second pass, as a split in slabs must */
+    const double gain = tiles == last ? SPLIT_GAIN : STREAM_GAIN;
+    if (((split_slabs == SPLIT_AUTO && long_runs) || split_slabs == SPLIT_STREAM) && kiters >= 2 &&
+        (size_t)2 * runs * tile_bytes <= WORKSPACE_MAX && last * kiters <= INT_MAX) {
+        const double length = rounds(tiles - last, 0, 1) + (double)span / kiters;
+        /* a new second pass after whole rounds must save STREAM_MIN_SAVING of a round */
+        const bool adds_pass = best.whole == tiles && tiles > last;
+        const bool pays = length * gain < best_rounds && (!adds_pass || best_rounds - length >= STREAM_MIN_SAVING);
+        if (split_slabs == SPLIT_STREAM || pays)
+            best.whole = tiles - last, best.span = (int)span, best.kiters = kiters, best_rounds = length;
+    }
     best.fill = (double)tiles / ((double)sms * best_rounds);
     return best;
 }
@@ -971,9 +1177,9 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
 static struct launch_plan choose(int M, int N, int K, bool aligned)
 {
     const int c = forced != AUTO ? forced : classify(M, N, K, aligned);
-    if (!by_shape && split_slabs <= 1) { /* the class alone (or forced), and no split asked for */
+    if (!by_shape && split_slabs <= 1 && split_slabs != SPLIT_STREAM) { /* the class alone, no split asked for */
         const long long tiles = tiles_of(c, M, N);
-        return (struct launch_plan){c, tiles, tiles, 1, K, 0.0};
+        return (struct launch_plan){c, tiles, tiles, 1, K, 0, 0, 0.0};
     }
     struct launch_plan best = plan_for(c, M, N, K);
     for (int other = 0; forced == AUTO && by_shape && other < CLASSES; ++other) {
@@ -1044,14 +1250,15 @@ static bool parse_count(const char *text, int lo, int hi, int *n)
     return true;
 }
 
-/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class, split=auto|grid|N,
+/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class,
+ *  split=auto|slabs|grid|stream|N,
  *  pad=auto|0|1, edge=shift|hang, sms=auto|N; the description lists each class's configuration as block/warp/thread
  *  tile/pipeline depth/blocks per SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned, "
-                                "choose=shape|class, split=auto|grid|1|2|3|8, pad=auto|0|1, edge=shift|hang "
-                                "and sms=auto|100";
+                                "choose=shape|class, split=auto|slabs|grid|stream|1|2|3|8, pad=auto|0|1, "
+                                "edge=shift|hang and sms=auto|100";
     for (int t = 0; t < nparams; ++t) {
         const char *p = params[t];
         if (strncmp(p, "class=", 6) == 0) {
@@ -1071,9 +1278,14 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                 split_slabs = SPLIT_AUTO;
             else if (strcmp(p + 6, "grid") == 0)
                 split_slabs = SPLIT_GRID;
+            else if (strcmp(p + 6, "stream") == 0)
+                split_slabs = SPLIT_STREAM;
+            else if (strcmp(p + 6, "slabs") == 0)
+                split_slabs = SPLIT_SLABS;
             else if (!parse_count(p + 6, 1, SPLIT_MAX, &split_slabs))
-                return "split must be auto (the last round's tiles), grid (only with fewer tiles than SMs) or a "
-                       "number of slabs of K from 1 to 64";
+                return "split must be auto (the last round's tiles, in slabs or by stream-K), slabs (never "
+                       "stream-K), grid (slabs only with fewer tiles than SMs), stream (stream-K on the last "
+                       "round) or a number of slabs of K from 1 to 64";
         } else if (strncmp(p, "pad=", 4) == 0) {
             pad_mode = strcmp(p + 4, "auto") == 0 ? -1 : strcmp(p + 4, "0") == 0 ? 0 : strcmp(p + 4, "1") == 0 ? 1 : -2;
             if (pad_mode == -2)
@@ -1095,7 +1307,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     int len = snprintf(desc, desclen, "class=%s choose=%s split=", forced == AUTO ? "auto" : class_names[forced],
                        by_shape ? "shape" : "class");
     len += split_slabs == SPLIT_AUTO   ? snprintf(desc + len, desclen - len, "auto")
-           : split_slabs == SPLIT_GRID ? snprintf(desc + len, desclen - len, "grid")
+           : split_slabs == SPLIT_GRID   ? snprintf(desc + len, desclen - len, "grid")
+           : split_slabs == SPLIT_STREAM ? snprintf(desc + len, desclen - len, "stream")
+           : split_slabs == SPLIT_SLABS  ? snprintf(desc + len, desclen - len, "slabs")
                                        : snprintf(desc + len, desclen - len, "%d", split_slabs);
     len += snprintf(desc + len, desclen - len, " pad=%s edge=%s", pad_mode < 0 ? "auto" : pad_mode ? "1" : "0",
                     shift_edges ? "shift" : "hang");
