@@ -876,11 +876,12 @@ static const double FILL_MARGIN = 1.10;          /* another configuration must f
 static const double SPLIT_GAIN = 1.10;           /* a split must shorten the run by 10% to be worth a second pass */
 static const double SLAB_GAIN = 1.02;            /* and more slabs (more partial products) by 2% more */
 static const double STREAM_GAIN = 1.02;          /* stream-K must shorten the best other plan by 2% */
-/* Stream-K's last round against whole tiles, measured on the H200 (lesson 14): it gained 1.0% at 6144^3
- * and 1.4% at 8192^3, where the plan saves 0.27 and 0.48 of a round, and lost 0.8% at 4096^3 (0.12)
- * and about 3% at 8192x1024x4096 and 1024x8192x4096 (0.06). Those four fit a gain of about 60% of the
- * modelled saving (the whole tiles do not all end together) less about a tenth of a round (its
- * partial products, the second pass, a pipeline fill per piece): even at a fifth of a round. */
+/* Stream-K's last round against whole tiles, measured on the H200 (lesson 14): it gained about 1% at
+ * 6144^3 and 1.1-1.6% at 8192^3, where the plan saves 0.27 and 0.48 of a round, and lost 0.7-1.0% at
+ * 4096^3 (0.12) and about 3% at 8192x1024x4096 and 1024x8192x4096 (0.06). Those five fit a gain of
+ * about two-thirds of the modelled saving (the whole tiles likely do not all end together) less about
+ * a tenth of a round (its partial products, the second pass, a pipeline fill per piece): even near
+ * 0.15 of a round; 0.2 leaves a margin (nothing was measured between 0.12 and 0.27). */
 static const double STREAM_MIN_SAVING = 0.2;
 static const size_t WORKSPACE_MAX = (size_t)1 << 30; /* bytes of partial products at most (1 GiB) */
 
