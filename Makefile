@@ -304,6 +304,15 @@ $(BUILD)/test_reference: $(OBJ)/tests/test_reference.o $(HOST_OBJ) $(OBJ)/common
 $(BUILD)/test_dist: $(OBJ)/tests/test_dist.o $(HOST_OBJ) $(OBJ)/common/dist_layout.o $(OBJ)/common/dist_data.o
 	$(CC) $(LDFLAGS) $^ -o $@ -lm
 
+# Step 14's plans at the H200's 132 SMs, checked on the host: its kernel file compiled with the committed
+# tuned_h200.h (whatever TUNED says: the test is of lesson 14's tables). Needs nvcc, not a GPU.
+ifneq ($(HAVE_NVCC),)
+tests: $(BUILD)/test_plan14
+$(OBJ)/tests/test_plan14.o: override NVFLAGS += --pre-include $(TUNED_DIR)/tuned_h200.h
+$(BUILD)/test_plan14: $(OBJ)/tests/test_plan14.o $(HOST_OBJ) $(GPU_OBJ)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
+endif
+
 # ---------------------------------------------------------------- tests
 # The README's test command. Ends with "N passed, N failed"; non-zero on failure.
 # On a fresh machine it first installs what is missing (as root) or says what to install.

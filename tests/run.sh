@@ -26,8 +26,10 @@ TEST_STEPS=${STEPS:-}
 want() { case " $PARTS " in *" $1 "*) return 0 ;; *) SKIPPED_PARTS="${SKIPPED_PARTS:-}$1 "; return 1 ;; esac; }
 
 want unit && {
-section "unit tests of common/"
-for t in build/test_verify build/test_cli build/test_reference; do
+section "unit tests of common/ (and of step 14's plans, where there is nvcc)"
+UNIT_TESTS="build/test_verify build/test_cli build/test_reference"
+have_nvcc && UNIT_TESTS="$UNIT_TESTS build/test_plan14"
+for t in $UNIT_TESTS; do
     out=$("$t" 2>&1); rc=$?
     summary=$(printf '%s\n' "$out" | tail -n 1)
     printf '%s\n' "$out" | grep -E '^  FAIL' | while read -r line; do echo "    $line"; done

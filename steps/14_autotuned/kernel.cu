@@ -1168,7 +1168,8 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
         const bool adds_pass = best.whole == tiles && tiles > last;
         const bool pays = length * gain < best_rounds && (!adds_pass || best_rounds - length >= STREAM_MIN_SAVING);
         if (split_slabs == SPLIT_STREAM || pays)
-            best.whole = tiles - last, best.span = (int)span, best.kiters = kiters, best_rounds = length;
+            best.whole = tiles - last, best.slabs = 1, best.kchunk = K, best.span = (int)span, best.kiters = kiters,
+            best_rounds = length; /* (no slabs: a stream-K plan replaces a slabs plan) */
     }
     best.fill = (double)tiles / ((double)sms * best_rounds);
     return best;
