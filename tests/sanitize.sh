@@ -145,6 +145,12 @@ else
     # back in order.
     JOBS_DIR=$(mktemp -d)
     n_jobs=0
+    # queue_job LABEL CMD...: one more run for the pool below, its command and label in JOBS_DIR
+    queue_job() {
+        n_jobs=$((n_jobs + 1))
+        echo "$1" >"$JOBS_DIR/$n_jobs.label"; shift
+        printf '%q ' "$@" >"$JOBS_DIR/$n_jobs.cmd"
+    }
     for step in $(gpu_steps); do
         bin=$(step_bin "$step")
         # every documented setting at each value ("-": the step as it runs by default)
@@ -156,12 +162,10 @@ else
                 extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
                 for ab in "1 0 $PADDED" "-1.5 0.5"; do
                     set -- $ab; alpha=$1 beta=$2; shift 2
-                    n_jobs=$((n_jobs + 1)); job=$JOBS_DIR/$n_jobs
                     # shellcheck disable=SC2086
-                    cmd=(timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" "${extra[@]}"
-                         --error-exitcode 99 "$bin" $RUN_ARGS "$@" "${vargs[@]}" --alpha "$alpha" --beta "$beta")
-                    printf '%q ' "${cmd[@]}" >"$job.cmd"
-                    echo "$tool $bin ${vargs[*]} alpha $alpha beta $beta${1:+ padded}" >"$job.label"
+                    queue_job "$tool $bin ${vargs[*]} alpha $alpha beta $beta${1:+ padded}" \
+                        timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" "${extra[@]}" \
+                        --error-exitcode 99 "$bin" $RUN_ARGS "$@" "${vargs[@]}" --alpha "$alpha" --beta "$beta"
                 done
             done
         done
@@ -173,12 +177,10 @@ else
     if gpu_steps | grep -qx 14_autotuned; then
         for forced in small unaligned; do
             for tool in memcheck racecheck synccheck; do
-                n_jobs=$((n_jobs + 1)); job=$JOBS_DIR/$n_jobs
-                cmd=(timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode 99
-                     "$(step_bin 14_autotuned)" --sizes 300x330x600 --reps 1 --warmup 0 --seed "$SEED" --quiet
-                     --alpha -1.5 --beta 0.5 --param sms=7 --param split=stream --param class=$forced)
-                printf '%q ' "${cmd[@]}" >"$job.cmd"
-                echo "$tool step 14 stream-K after whole tiles, two pieces a block, class $forced" >"$job.label"
+                queue_job "$tool step 14 stream-K after whole tiles, two pieces a block, class $forced" \
+                    timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+                    "$(step_bin 14_autotuned)" --sizes 300x330x600 --reps 1 --warmup 0 --seed "$SEED" --quiet \
+                    --alpha -1.5 --beta 0.5 --param sms=7 --param split=stream --param class="$forced"
             done
         done
     fi
