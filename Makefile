@@ -311,6 +311,12 @@ tests: $(BUILD)/test_plan14
 $(OBJ)/tests/test_plan14.o: override NVFLAGS += --pre-include $(TUNED_DIR)/tuned_h200.h
 $(BUILD)/test_plan14: $(OBJ)/tests/test_plan14.o $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
+# Step 28's work items and stream-K rule, walked on the host (its kernel file compiled for sm_90a, as the
+# step is; run without a GPU).
+tests: $(BUILD)/test_schedule28
+$(OBJ)/tests/test_schedule28.o: GENCODE = $(HOPPER_GENCODE)
+$(BUILD)/test_schedule28: $(OBJ)/tests/test_schedule28.o $(HOST_OBJ) $(GPU_OBJ)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
 endif
 
 # ---------------------------------------------------------------- tests

@@ -3,7 +3,8 @@
  * @brief Hopper's (sm_90a) instructions for step 28, each in a small typed helper: step 27's (the tensor
  * memory accelerator's tile copy, mbarriers with transaction counts, warpgroup MMA from shared memory),
  * and new here: the 64 x 256 warpgroup MMA, register reallocation between warpgroups (setmaxnreg), and the
- * TMA store with its proxy fence and bulk-group waits.
+ * TMA store with its proxy fence and bulk-group waits, stmatrix, and the flags with which stream-K's blocks
+ * hand partial tiles to each other.
  *
  * Compiled only for sm_90a (the Makefile gives this step its own -gencode): wgmma and setmaxnreg exist
  * on no other architecture, not even later ones.
@@ -235,6 +236,42 @@ template <int PENDING> static __device__ __forceinline__ void bulk_wait_read()
 template <int PENDING> static __device__ __forceinline__ void bulk_wait()
 {
     asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/** stmatrix .x4 .trans: the warp stores four 8 x 8 matrices of 16-bit values, transposed. Lane l holds in
+ *  @p r[q] two neighbouring elements of matrix q, (l / 4, 2 (l % 4)) and the next column, packed low
+ *  first (the layout of a row-major mma fragment), and gives in @p row the address of row l % 8 of matrix
+ *  l / 8 in memory, 16 bytes; transposed, memory row c of a matrix holds its column c. */
+static __device__ __forceinline__ void stmatrix_x4_trans(void *row, const uint32_t r[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                 ::"r"(smem_addr(row)), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
+/* ---- flags between blocks (stream-K's partial tiles) ---- */
+
+/** Sets @p flag to @p value with release semantics at GPU scope: this thread's earlier writes, and those it
+ *  has observed (through a barrier), are visible to a thread that reads the value with acquire. */
+static __device__ __forceinline__ void flag_release(int *flag, int value)
+{
+    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
+
+/** Reads @p flag with acquire semantics at GPU scope: what the writer released is visible after it. */
+static __device__ __forceinline__ int flag_acquire(const int *flag)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+    return v;
+}
+
+/** The GPU's nanosecond timer (a bound on waits that must never be long). */
+static __device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
 }
 
 /* ---- clusters: two blocks that share operands ---- */

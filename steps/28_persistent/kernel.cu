@@ -23,8 +23,8 @@
  *  - Tile order (`group=1|4|8|16`): step 25's grouped rows of tiles, now walked by the persistent blocks.
  *
  *  - The epilogue (`epilogue=2`): each consumer writes its finished values into a swizzled staging tile in
- *    shared memory, and one of its threads hands each 64 x 128 piece to the TMA unit (a TMA store), which
- *    writes C while the consumer goes on. `epilogue=1`: the same tile, written out by the consumer's
+ *    shared memory (stmatrix, transposed: 8 values per instruction), and one of its threads hands each
+ *    64 x 128 piece to the TMA unit (a TMA store), which writes C while the consumer goes on. `epilogue=1`: the same tile, written out by the consumer's
  *    threads with 16-byte stores; `epilogue=0`: step 27's, straight from the registers.
  *
  *  - Clusters (`cluster=2`, verified; off by default): two blocks on two tiles one above the other
@@ -33,12 +33,17 @@
  *    cluster-scope release they fenced every releasing warp, 0.60 of cuBLAS; now level with
  *    cluster=1 on the H200, lesson 28).
  *
+ *  - Stream-K on the last round (`streamk=1`, where it saves a fifth of a round; `2` always, `0` never): the
+ *    tiles that do not make a whole round are shared out by slices of K, so that every block ends at about
+ *    the same time; a block that holds a later part of a tile hands its sums to the block that holds the
+ *    tile's first slice, through a slot in global memory and a flag (sk_plan, work_k, hand_over, take_over).
+ *
  * Every shape: TMA's zero fill at the edges, masked epilogues, and step 27's padded copies for leading
  * dimensions TMA cannot address (counted in the time). The TMA store is used only where C allows it
  * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8), `epilogue=0|1|2` (2).
+ * `group=1|4|8|16` (8), `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -105,18 +110,19 @@ static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persisten
 static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
 static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
+static int streamk = 1; /* --param streamk=: 0 never, 1 where it saves enough of a round (sk_plan_of), 2 always */
 
 /** Tiles of size t along n elements (the last one partial). */
 __device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
 
 /** Tile @p index of C, (tm, tn): the indices walk down GROUP rows of tiles, then on to the next column
- *  (step 25's order). */
-__device__ void tile_of(int index, int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
+ *  (step 25's order). (Host and device: tests/test_schedule28.cu walks the schedule on the host.) */
+__host__ __device__ void tile_of(int index, int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
 {
     int per_group = group_rows * tiles_n;
     int g = index / per_group, in = index % per_group;
     int first = g * group_rows;
-    int rows = min(tiles_m - first, group_rows);
+    int rows = tiles_m - first < group_rows ? tiles_m - first : group_rows;
     *tm = first + in % rows;
     *tn = in / rows;
 }
@@ -124,28 +130,70 @@ __device__ void tile_of(int index, int tiles_m, int tiles_n, int group_rows, int
 enum { MAX_CLUSTER = 2, BOTH = 0x3 /* the multicast mask of a cluster of two */ };
 
 /**
- * This block's @p k-th tile (tm, tn); false once there is none. Without clusters: tile blockIdx.x + k
- * gridDim.x of the grouped order. With clusters of 2 (blocks 2c and 2c + 1, ranks 0 and 1): pairs of tiles
- * one above the other, (2 pm, tn) and (2 pm + 1, tn), which share B's tile; cluster c takes pair c + k
- * (gridDim.x / 2), and rank r its tile 2 pm + r, which may lie below C (then the block computes nothing
- * that is written, but still loads its half of B for its peer).
+ * Stream-K over the last round (`streamk`): the first `whole` tiles, a whole number of rounds of the grid, go
+ * one to a block as before; the slices of BK of the tiles after them, laid end to end, are dealt out in
+ * runs of `span` slices, one run per block, so that every block ends at about the same time instead of some
+ * blocks computing a last tile while the others wait. Without stream-K, whole = every tile and span = 0.
  */
-__device__ bool tile_k(int k, int tiles_m, int tiles_n, int group_rows, int clustered, int *tm, int *tn)
+struct sk_plan {
+    int whole; /**< tiles taken whole */
+    int span;  /**< slices in each block's run over the other tiles (at most a tile's); 0: no stream-K */
+};
+
+/** One work item of a block: slices [k0, k1) of tile `tile` (numbered in the grouped order), at (tm, tn). */
+struct work {
+    int tile, k0, k1, tm, tn;
+};
+
+/**
+ * Block @p block's @p k-th work item, of a grid of @p grid blocks; false once there is none. Without clusters:
+ * the whole tiles block + k grid, then the block's run [u0, u1) of the stream-K slices, cut at the tile
+ * boundary it may cross into at most two pieces (a run is no longer than a tile). With clusters of 2
+ * (blocks 2c and 2c + 1, ranks 0 and 1; no stream-K): pairs of tiles one above the other, (2 pm, tn) and
+ * (2 pm + 1, tn), which share B's tile; cluster c takes pair c + k (grid / 2), and rank r its tile
+ * 2 pm + r, which may lie below C (then the block computes nothing that is written, but still loads its
+ * half of B for its peer).
+ */
+__host__ __device__ bool work_k(const sk_plan &plan, int block, int grid, int k, int tiles_m, int tiles_n,
+                                int slices, int group_rows, int clustered, work *w)
 {
-    if (clustered == 1) {
-        const int tile = blockIdx.x + k * gridDim.x;
-        if (tile >= tiles_m * tiles_n)
+    if (clustered == 2) {
+        const int pairs_m = (tiles_m + 1) / 2, pair = block / 2 + k * (grid / 2);
+        if (pair >= pairs_m * tiles_n)
             return false;
-        tile_of(tile, tiles_m, tiles_n, group_rows, tm, tn);
+        int pm;
+        tile_of(pair, pairs_m, tiles_n, group_rows / 2 > 1 ? group_rows / 2 : 1, &pm, &w->tn); /* (G / 2 pairs) */
+        w->tm = 2 * pm + block % 2;
+        w->tile = -1, w->k0 = 0, w->k1 = slices;
         return true;
     }
-    const int pairs_m = (tiles_m + 1) / 2, pair = blockIdx.x / 2 + k * (gridDim.x / 2);
-    if (pair >= pairs_m * tiles_n)
-        return false;
-    int pm;
-    tile_of(pair, pairs_m, tiles_n, max(1, group_rows / 2), &pm, tn); /* (a group of G rows: G / 2 pairs) */
-    *tm = 2 * pm + blockIdx.x % 2;
+    int tile = block + k * grid, k0 = 0, k1 = slices;
+    if (tile >= plan.whole) {
+        if (plan.span == 0)
+            return false;
+        const int rounds = plan.whole / grid, streamed = tiles_m * tiles_n - plan.whole;
+        const long long u0 = (long long)block * plan.span, end = (long long)streamed * slices;
+        const long long u1 = u0 + plan.span < end ? u0 + plan.span : end;
+        /* piece 0 starts where the run starts; piece 1 at the next tile boundary */
+        const long long start = k == rounds ? u0 : (u0 / slices + 1) * slices;
+        if (k > rounds + 1 || start >= u1)
+            return false;
+        const int r = (int)(start / slices); /* the tile, counted from the first streamed one */
+        tile = plan.whole + r;
+        k0 = (int)(start - (long long)r * slices);
+        k1 = (int)(u1 - (long long)r * slices < slices ? u1 - (long long)r * slices : slices);
+    }
+    tile_of(tile, tiles_m, tiles_n, group_rows, &w->tm, &w->tn);
+    w->tile = tile, w->k0 = k0, w->k1 = k1;
     return true;
+}
+
+/** The last block whose run holds slices of streamed tile @p r (the tile's first slice is in block
+ *  r slices / span, which writes it; the blocks after it up to this one hand it their sums). */
+__host__ __device__ int last_block_of(const sk_plan &plan, int r, int slices, int grid)
+{
+    const int last = (int)(((long long)(r + 1) * slices - 1) / plan.span);
+    return last < grid - 1 ? last : grid - 1;
 }
 
 /** Keeps the compiler from moving reads or writes of @p d across this point (the wgmmas change the
@@ -201,17 +249,30 @@ __device__ __forceinline__ void named_barrier(int id, int count)
 }
 
 /** The byte offset of element (row, col) in a consumer's staging buffer: column-major, ROWS * ELEM bytes a
- *  column, the 16-byte chunks of column col permuted by XOR with col % 8. One store instruction of the
- *  epilogue writes 8 rows (lanes g) of 4 columns (lanes t: columns 8j + 2t + e % 2): 4 chunks, whose
- *  XOR with 2t + e % 2 puts them in 4 different groups of banks, and its 16-byte reads of a
- *  column's chunks, 8 lanes a column, cover all 32 banks. */
+ *  column, the 16-byte chunks of column col permuted by XOR with col % 8 (the TMA unit's 128-byte
+ *  swizzle, so that a TMA store can read it). One 8 x 8 piece stored by stmatrix is one chunk in each of 8
+ *  neighbouring columns, which the XOR puts in 8 different groups of 4 banks; the 16-byte reads of
+ *  copy_pass, 8 lanes a column, cover all 32 banks too. */
 template <int ROWS> __device__ __forceinline__ int staged_offset(int row, int col)
 {
     return col * ROWS * ELEM + ((row * ELEM / CHUNK) ^ (col % 8)) * CHUNK + row * ELEM % CHUNK;
 }
 
+/** Two floats as a bfloat16 pair, @p lo in the low half (the lower column of an mma fragment). */
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t *>(&v);
+}
+
 /** The staged epilogue's first half of a pass: the thread's finished values (alpha * acc + beta * C, in
- *  BF16) of columns [P * PASS_COLS, (P + 1) * PASS_COLS) of the consumer's part, into the staging buffer.
+ *  BF16) of columns [P * PASS_COLS, (P + 1) * PASS_COLS) of the consumer's part, into the staging buffer
+ *  by stmatrix. An accumulator fragment's 8 x 8 piece (rows 16 warp + 8 hh .. + 7 of a 64-row half, columns
+ *  8 jj .. + 7) is exactly an mma fragment: lane (g, t) holds row g, columns 2t and 2t + 1. Stored
+ *  transposed, memory row c of the piece is column 8 jj + c of C: 8 rows of C, one 16-byte chunk of the
+ *  column-major staging buffer. One stmatrix.x4 stores four pieces (two column groups by two row halves),
+ *  8 values per thread, where 16-bit stores took 8 instructions; its 8 chunks per piece are 8 columns
+ *  whose XOR swizzle puts them in 8 different groups of banks: no conflict.
  *  (P is a template argument so that every accumulator index is a constant: an index the compiler
  *  cannot resolve would move all 128 accumulators to local memory.) */
 template <int CONSUMERS, int P>
@@ -221,20 +282,30 @@ __device__ __forceinline__ void stage_pass(const float acc[ACC], unsigned char *
     using T = tiling<CONSUMERS>;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4;
     const int g = lane / 4, t = lane % 4;
+    const int q = lane / 8, c = lane % 8; /* the piece, and its memory row, this lane gives the address of */
 #pragma unroll
     for (int h = 0; h < T::HALVES; ++h)
 #pragma unroll
-        for (int j = P * T::PASS_COLS / 8; j < (P + 1) * T::PASS_COLS / 8; ++j)
+        for (int j = P * T::PASS_COLS / 8; j < (P + 1) * T::PASS_COLS / 8; j += 2) {
+            uint32_t r[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                /* this accumulator's row and column inside the consumer's part (as in the direct epilogue) */
-                const int row = h * WG_M + 16 * warp + g + 8 * (e / 2), col = 8 * j + 2 * t + e % 2;
-                float r = alpha * acc[h * (ACC / 2) + 4 * j + e];
-                if (beta != 0.0f && i0 + row < M && j0 + col < N)
-                    r += beta * __bfloat162float(C[i0 + row + (size_t)(j0 + col) * ldc]);
-                *reinterpret_cast<__nv_bfloat16 *>(staging + staged_offset<T::ROWS>(row, col - P * T::PASS_COLS)) =
-                    __float2bfloat16_rn(r);
+            for (int m = 0; m < 4; ++m) { /* piece m: column group j + m / 2, row half m % 2 */
+                const int jj = j + m / 2, hh = m % 2;
+                float v[2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    /* this accumulator's row and column inside the consumer's part (as in the direct epilogue) */
+                    const int row = h * WG_M + 16 * warp + 8 * hh + g, col = 8 * jj + 2 * t + e;
+                    v[e] = alpha * acc[h * (ACC / 2) + 4 * jj + 2 * hh + e];
+                    if (beta != 0.0f && i0 + row < M && j0 + col < N)
+                        v[e] += beta * __bfloat162float(C[i0 + row + (size_t)(j0 + col) * ldc]);
+                }
+                r[m] = pack_bf16x2(v[0], v[1]);
             }
+            /* lane (q, c) addresses column 8 (j + q / 2) + c of the pass, rows from h WG_M + 16 warp + 8 (q % 2) */
+            const int row0 = h * WG_M + 16 * warp + 8 * (q % 2), col = 8 * (j + q / 2) + c - P * T::PASS_COLS;
+            stmatrix_x4_trans(staging + staged_offset<T::ROWS>(row0, col), r);
+        }
 }
 
 /** The staged epilogue's second half of pass @p p: each thread copies 16-byte chunks of the staging buffer,
@@ -317,26 +388,28 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
 }
 
 /**
- * The producer: one thread issues every slice of every tile of this block into the ring. @p it counts
- * slices across tiles: slice it goes to stage it % STAGES, whose previous use (slice it - STAGES) the
+ * The producer: one thread issues every slice of every work item of this block into the ring. @p it counts
+ * slices across items: slice it goes to stage it % STAGES, whose previous use (slice it - STAGES) the
  * consumers must have released, in phase (it / STAGES - 1) % 2 of its empty barrier.
  */
 template <int STAGES, int CONSUMERS>
 __device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int M, int N, int K, int group_rows,
-                        int clustered, unsigned char *ring, uint64_t *full, uint64_t *empty)
+                        int clustered, const sk_plan &plan, unsigned char *ring, uint64_t *full, uint64_t *empty)
 {
     using T = tiling<CONSUMERS>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int half = T::BN / 2, rank = blockIdx.x % 2; /* (with clusters: B's halves, and this block's) */
-    int it = 0, tm, tn;
-    for (int k = 0; tile_k(k, tiles_m, tiles_n, group_rows, clustered, &tm, &tn); ++k) {
-        const int i0 = tm * BM, j0 = tn * T::BN;
+    int it = 0;
+    work w;
+    for (int k = 0; work_k(plan, blockIdx.x, gridDim.x, k, tiles_m, tiles_n, slices, group_rows, clustered, &w);
+         ++k) {
+        const int i0 = w.tm * BM, j0 = w.tn * T::BN;
         /* A's boxes only where they hold rows of A (as in step 27: a box wholly outside brings only zeros, for
          * rows the epilogue never writes); with clusters, B's halves only where they hold columns */
         const bool first = i0 < M, second = i0 + WG_M < M;
         const int b_bytes = clustered == 1 ? T::B_STAGE : (j0 < N) * T::B_STAGE / 2 + (j0 + half < N) * T::B_STAGE / 2;
         const int bytes = (first + second) * A_BOX + b_bytes;
-        for (int s = 0; s < slices; ++s, ++it) {
+        for (int s = w.k0; s < w.k1; ++s, ++it) {
             const int st = it % STAGES;
             if (it >= STAGES) /* (with clusters, the consumers of both blocks have released it) */
                 bar_wait(&empty[st], (it / STAGES - 1) % 2);
@@ -368,41 +441,108 @@ __device__ __forceinline__ void release(uint64_t *empty, int st, int clustered)
     }
 }
 
+/** Where stream-K's pieces meet: a slot of partial sums per block and consumer (a consumer thread's 128
+ *  accumulators as 32 float4, laid out so that each of the warpgroup's stores is 512 contiguous bytes per
+ *  warp), and a flag per slot, 1 while it holds sums not yet added. Both are the host's, kept between calls
+ *  (the flags start at 0, and every flag set in a call is reset in it). */
+struct sk_buffers {
+    float4 *partials; /**< [block][consumer][ACC / 4][WARPGROUP] */
+    int *flags;       /**< [block][consumer] */
+};
+
+enum { MAX_CONSUMERS = 2, WAIT_LIMIT_NS = 2000000000 /* 2 s: a piece takes microseconds, milliseconds under compute-sanitizer */ };
+
+/** This thread's float4 number @p i of the slot of block @p b, consumer @p c. */
+__device__ __forceinline__ float4 *slot_of(const sk_buffers &buf, int b, int c, int i)
+{
+    return buf.partials + ((size_t)(b * MAX_CONSUMERS + c) * (ACC / 4) + i) * WARPGROUP + threadIdx.x % WARPGROUP;
+}
+
+/** A piece that does not start the tile: consumer @p c's sums go to this block's slot, then its flag is set
+ *  (each thread's stores fenced at GPU scope, then the consumer's barrier, then one release). */
+__device__ void hand_over(const float acc[ACC], const sk_buffers &buf, int c)
+{
+#pragma unroll
+    for (int i = 0; i < ACC / 4; ++i)
+        __stcg(slot_of(buf, blockIdx.x, c, i), make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+    __threadfence();
+    named_barrier(1 + c, WARPGROUP);
+    if (threadIdx.x % WARPGROUP == 0)
+        flag_release(&buf.flags[blockIdx.x * MAX_CONSUMERS + c], 1);
+}
+
+/** The piece that starts tile @p r of the streamed ones (this block's): adds the sums of the blocks whose
+ *  runs hold the rest of the tile, the next ones up to the block that holds its last slice. Those pieces
+ *  are the first of their blocks' runs, this one the last of its own, so they are done or nearly done; the
+ *  wait is bounded all the same (a trap, not a hang, if a block never came). */
+__device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &plan, int r, int slices, int c)
+{
+    const int last = last_block_of(plan, r, slices, gridDim.x);
+    for (int b = blockIdx.x + 1; b <= last; ++b) {
+        if (threadIdx.x % WARPGROUP == 0) {
+            int *flag = &buf.flags[b * MAX_CONSUMERS + c];
+            const uint64_t start = global_ns();
+            while (flag_acquire(flag) == 0)
+                if (global_ns() - start > WAIT_LIMIT_NS)
+                    __trap();
+            *flag = 0; /* (read once: the next call's piece sets it again) */
+        }
+        named_barrier(1 + c, WARPGROUP); /* the consumer's threads see what the flag released */
+#pragma unroll
+        for (int i = 0; i < ACC / 4; ++i) {
+            const float4 v = __ldcg(slot_of(buf, b, c, i));
+            acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+        }
+    }
+}
+
 /**
- * Consumer @p c (0 or 1): for each tile of this block, the slices' wgmmas (each slice's committed as a
+ * Consumer @p c (0 or 1): for each work item of this block, the slices' wgmmas (each slice's committed as a
  * group; the slice before released once its group is done), then the tile's epilogue. The ring is
- * released slice by slice, so the producer refills it with the next tile's slices during the epilogue.
+ * released slice by slice, so the producer refills it with the next item's slices during the epilogue.
+ * With stream-K, a piece that does not start its tile hands its sums over instead, and the piece that
+ * starts it adds them before its epilogue.
  */
 template <int STAGES, int CONSUMERS, bool STAGED>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
-                        int clustered, const unsigned char *ring, unsigned char *staging, uint64_t *full,
-                        uint64_t *empty, int c, int mode, const CUtensorMap *map_c)
+                        int clustered, const sk_plan &plan, const sk_buffers &buf, const unsigned char *ring,
+                        unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
+                        const CUtensorMap *map_c)
 {
     using T = tiling<CONSUMERS>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
     const int g = lane / 4, t = lane % 4;
     float acc[ACC];
-    int it = 0, tm, tn;
-    for (int k = 0; tile_k(k, tiles_m, tiles_n, group_rows, clustered, &tm, &tn); ++k) {
-        for (int s = 0; s < slices; ++s, ++it) {
+    int it = 0;
+    work w;
+    for (int k = 0; work_k(plan, blockIdx.x, gridDim.x, k, tiles_m, tiles_n, slices, group_rows, clustered, &w);
+         ++k) {
+        for (int s = w.k0; s < w.k1; ++s, ++it) {
             const int st = it % STAGES;
             bar_wait(&full[st], (it / STAGES) % 2);
             pin(acc);
             wgmma_fence();
-            multiply_slice<CONSUMERS>(acc, ring + st * T::STAGE, c, s == 0);
+            multiply_slice<CONSUMERS>(acc, ring + st * T::STAGE, c, s == w.k0);
             wgmma_commit();
             wgmma_wait<1>(); /* the slice before is done: its stage can be refilled */
             pin(acc);
-            if (s > 0)
+            if (s > w.k0)
                 release(empty, (it - 1) % STAGES, clustered);
         }
         wgmma_wait<0>();
         pin(acc);
-        release(empty, (it - 1) % STAGES, clustered); /* the tile's last slice */
+        release(empty, (it - 1) % STAGES, clustered); /* the item's last slice */
+
+        if (w.k0 > 0) { /* stream-K: a later piece of the tile */
+            hand_over(acc, buf, c);
+            continue;
+        }
+        if (w.k1 < slices) /* stream-K: the tile's first piece, which writes it */
+            take_over(acc, buf, plan, w.tile - plan.whole, slices, c);
 
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
-        const int i0 = tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = tn * T::BN;
+        const int i0 = w.tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = w.tn * T::BN;
         if constexpr (STAGED) {
             staged_epilogue<CONSUMERS>(acc, staging, c, mode, map_c, M, N, alpha, beta, C, ldc, i0, j0);
         } else {
@@ -421,12 +561,12 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
 }
 
 /** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
- *  same code: the grid decides how many tiles each block walks. */
+ *  same code: the grid (and the stream-K plan) decides how many tiles each block walks. */
 template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
 persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
-                __nv_bfloat16 *C, int ldc, int group_rows, int mode, int clustered)
+                __nv_bfloat16 *C, int ldc, int group_rows, int mode, int clustered, sk_plan plan, sk_buffers buf)
 {
     extern __shared__ unsigned char raw[];
     /* the ring, rounded up to the 1 KB the swizzle pattern repeats on (descriptors assume it) */
@@ -450,14 +590,14 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
         if constexpr (REALLOC)
             setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, ring, full, empty);
+            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, plan, ring, full, empty);
     } else {
         if constexpr (REALLOC)
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * tiling<CONSUMERS>::STAGE + (wg - 1) * STAGING;
-        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, ring, staging, full,
-                                           empty, wg - 1, mode, &map_c);
+        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf, ring,
+                                           staging, full, empty, wg - 1, mode, &map_c);
     }
     if (clustered == 2)
         cluster_sync(); /* no block leaves while its peer may still arrive on its barriers */
@@ -570,6 +710,48 @@ static int sm_count(void)
     return sms;
 }
 
+/** Stream-K is taken (streamk=1) where it shortens the last round by this share of a round or more. A
+ *  piece that hands its sums over writes 128 KB and the tile's first piece reads them back, a few
+ *  microseconds against a round's 30 to 70; step 14 (stream-K in a grid of its own, summed by another
+ *  kernel) broke even near 0.15 and took 0.2, and so does this step until its own measurements say
+ *  otherwise (lesson 28). */
+static const double STREAMK_MIN_SAVING = 0.2;
+
+/** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
+ *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
+ *  the schedule (clusters, or no persistence) or the saving says no. */
+static sk_plan sk_plan_of(int tiles, int slices, int grid)
+{
+    sk_plan plan = {tiles, 0};
+    const int rest = tiles % grid;
+    if (streamk == 0 || cluster != 1 || !persistent || rest == 0)
+        return plan;
+    const int span = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
+    const double saving = 1.0 - (double)span / slices; /* of a round: the last one takes span slices */
+    if (span >= slices || (streamk == 1 && (tiles < grid || saving < STREAMK_MIN_SAVING)))
+        return plan;
+    plan.whole = tiles - rest, plan.span = span;
+    return plan;
+}
+
+/** Stream-K's slots and flags for a grid of up to @p grid blocks (allocated once, grown when needed; the
+ *  flags zeroed once: every call leaves them at zero). */
+static sk_buffers sk_buffers_for(int grid)
+{
+    static sk_buffers buf = {NULL, NULL};
+    static int blocks = 0;
+    if (grid > blocks) {
+        cuda_check(cudaFree(buf.partials), "cudaFree (stream-K slots)");
+        cuda_check(cudaFree(buf.flags), "cudaFree (stream-K flags)");
+        const size_t slots = (size_t)grid * MAX_CONSUMERS;
+        cuda_check(cudaMalloc(&buf.partials, slots * ACC * WARPGROUP * sizeof(float)), "cudaMalloc (stream-K slots)");
+        cuda_check(cudaMalloc(&buf.flags, slots * sizeof(int)), "cudaMalloc (stream-K flags)");
+        cuda_check(cudaMemset(buf.flags, 0, slots * sizeof(int)), "zeroing stream-K's flags");
+        blocks = grid;
+    }
+    return buf;
+}
+
 /** One call's arguments, as the kernel takes them. */
 struct call {
     int M;             /**< rows of C and A */
@@ -605,9 +787,12 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
     }
     if (cluster == 1) {
         const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
-        const int blocks = persistent ? (tiles < sm_count() ? tiles : sm_count()) : tiles;
+        const sk_plan plan = sk_plan_of(tiles, ceil_div(a.K, BK), sm_count());
+        /* (with stream-K every SM takes a run, even where the tiles are fewer) */
+        const int blocks = !persistent ? tiles : plan.span > 0 || tiles > sm_count() ? sm_count() : tiles;
+        const sk_buffers buf = plan.span > 0 ? sk_buffers_for(blocks) : sk_buffers{NULL, NULL};
         kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C, a.ldc,
-                                              group, a.mode, 1);
+                                              group, a.mode, 1, plan, buf);
         return;
     }
     /* clusters of 2 along x: blocks 2c and 2c + 1 on a pair of tiles one above the other */
@@ -630,7 +815,7 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
     }
     config.gridDim = dim3(MAX_CLUSTER * clusters);
     cuda_check(cudaLaunchKernelEx(&config, kernel, a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C,
-                                  a.ldc, group, a.mode, MAX_CLUSTER),
+                                  a.ldc, group, a.mode, MAX_CLUSTER, sk_plan{0, 0}, sk_buffers{NULL, NULL}),
                "launching the clustered kernel");
 }
 
@@ -694,7 +879,8 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     }
 }
 
-/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2. */
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2 cluster=1|2
+ *  streamk=0|1|2. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -705,16 +891,19 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
             !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad) &&
-            !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad))
+            !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
+            !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2";
+                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2, streamk=0|1|2";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
     const int bytes = stages * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
-    snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d cluster=%d epilogue=%d (%s; "
-             "%d KB of shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs, stages, group, cluster,
+    snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d cluster=%d streamk=%d%s "
+             "epilogue=%d (%s; %d KB of shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs,
+             stages, group, cluster, streamk,
+             streamk != 0 && (cluster != 1 || !persistent) ? " (off: it needs persistent=1 cluster=1)" : "",
              epilogue,
              epilogue == EPI_TMA       ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
