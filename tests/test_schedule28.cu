@@ -106,8 +106,24 @@ int main(void)
         snprintf(what, sizeof what, "%dx%dx%d: %d whole, span %d (expected %d, %d)", e.m, e.n, e.k, p.whole, p.span,
                  e.whole, e.span);
         expect(p.whole == e.whole && p.span == e.span, what);
-        walk(ceil_div(e.m, BM), ceil_div(e.n, tiling<2>::BN), slices, tiles < sms ? tiles : sms, p, what);
+        walk(ceil_div(e.m, BM), ceil_div(e.n, tiling<2>::BN), slices, grid_of(tiles, p, sms), p, what);
     }
+    /* by the rule a tile is cut in at most three pieces, wherever stream-K is taken (a run holds half a
+     * tile or more), for any SM count */
+    int most_pieces = 0;
+    for (int grid : {78, 114, 132, 144})
+        for (int tiles = grid + 1; tiles < 4 * grid; tiles += 7)
+            for (int slices : {2, 8, 63, 64, 96, 128, 157}) {
+                const sk_plan p = sk_plan_of(tiles, slices, grid);
+                if (p.span > 0) {
+                    const int pieces = (slices + p.span - 1) / p.span + 1;
+                    most_pieces = pieces > most_pieces ? pieces : most_pieces;
+                }
+            }
+    expect(most_pieces > 0 && most_pieces <= 3, "streamk=1: a tile in at most three pieces");
+    /* one leftover tile on 132 SMs: dealt out it would be 64 pieces; the rule keeps it whole */
+    expect(sk_plan_of(133, 64, sms).span == 0, "133 tiles of 64 slices: whole (runs of 1 slice would be 64 pieces)");
+
     /* forced (streamk=2): 4096^3 by stream-K, and every small grid and shape walked */
     streamk = 2;
     const sk_plan forced = sk_plan_of(512, 64, sms);
@@ -121,7 +137,7 @@ int main(void)
                     char what[120];
                     snprintf(what, sizeof what, "streamk=2, %dx%d tiles of %d slices on %d blocks (span %d)", tm, tn,
                              slices, grid, p.span);
-                    walk(tm, tn, slices, p.span > 0 || tm * tn > grid ? grid : tm * tn, p, what);
+                    walk(tm, tn, slices, grid_of(tm * tn, p, grid), p, what);
                 }
     /* never (streamk=0), and clusters or no persistence: every tile whole */
     streamk = 0;

@@ -23,9 +23,10 @@
  *  - Tile order (`group=1|4|8|16`): step 25's grouped rows of tiles, now walked by the persistent blocks.
  *
  *  - The epilogue (`epilogue=2`): each consumer writes its finished values into a swizzled staging tile in
- *    shared memory (stmatrix, transposed: 8 values per instruction), and one of its threads hands each
- *    64 x 128 piece to the TMA unit (a TMA store), which writes C while the consumer goes on. `epilogue=1`: the same tile, written out by the consumer's
- *    threads with 16-byte stores; `epilogue=0`: step 27's, straight from the registers.
+ *    shared memory (stmatrix, transposed: 8 values per thread and instruction), and one of its threads
+ *    hands each 64 x 128 piece to the TMA unit (a TMA store), which writes C while the consumer goes on.
+ *    `epilogue=1`: the same tile, written out by the consumer's threads with 16-byte stores; `epilogue=0`:
+ *    step 27's, straight from the registers.
  *
  *  - Clusters (`cluster=2`, verified; off by default): two blocks on two tiles one above the other
  *    share B's tile; each loads half of it and multicasts it to both, and a stage is refilled only when
@@ -137,7 +138,7 @@ enum { MAX_CLUSTER = 2, BOTH = 0x3 /* the multicast mask of a cluster of two */ 
  */
 struct sk_plan {
     int whole; /**< tiles taken whole */
-    int span;  /**< slices in each block's run over the other tiles (at most a tile's); 0: no stream-K */
+    int span;  /**< slices in each block's run over the other tiles (fewer than a tile's); 0: no stream-K */
 };
 
 /** One work item of a block: slices [k0, k1) of tile `tile` (numbered in the grouped order), at (tm, tn). */
@@ -450,7 +451,10 @@ struct sk_buffers {
     int *flags;       /**< [block][consumer] */
 };
 
-enum { MAX_CONSUMERS = 2, WAIT_LIMIT_NS = 2000000000 /* 2 s: a piece takes microseconds, milliseconds under compute-sanitizer */ };
+enum {
+    MAX_CONSUMERS = 2,
+    WAIT_LIMIT_NS = 2000000000 /* 2 s: a piece takes microseconds, milliseconds under compute-sanitizer */
+};
 
 /** This thread's float4 number @p i of the slot of block @p b, consumer @p c. */
 __device__ __forceinline__ float4 *slot_of(const sk_buffers &buf, int b, int c, int i)
@@ -710,12 +714,14 @@ static int sm_count(void)
     return sms;
 }
 
-/** Stream-K is taken (streamk=1) where it shortens the last round by this share of a round or more. A
- *  piece that hands its sums over writes 128 KB and the tile's first piece reads them back, a few
- *  microseconds against a round's 30 to 70; step 14 (stream-K in a grid of its own, summed by another
- *  kernel) broke even near 0.15 and took 0.2, and so does this step until its own measurements say
- *  otherwise (lesson 28). */
-static const double STREAMK_MIN_SAVING = 0.2;
+/** Stream-K is taken (streamk=1) where it shortens the last round by this share of a round or more, and
+ *  where a run holds at least half a tile (STREAMK_MIN_RUN), so that a tile is cut in three pieces at most.
+ *  A piece that hands its sums over writes 128 KB and the tile's first piece reads them back, one after
+ *  the other: with one or two such pieces a few microseconds against a round's 30 to 70, but with dozens
+ *  (one leftover tile dealt out to 132 blocks) longer than the tile itself. Step 14 (stream-K in a grid of
+ *  its own, summed by another kernel) broke even near 0.15 and took 0.2; so does this step until its own
+ *  measurements say otherwise (lesson 28). */
+static const double STREAMK_MIN_SAVING = 0.2, STREAMK_MIN_RUN = 0.5;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
  *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
@@ -728,18 +734,39 @@ static sk_plan sk_plan_of(int tiles, int slices, int grid)
         return plan;
     const int span = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
     const double saving = 1.0 - (double)span / slices; /* of a round: the last one takes span slices */
-    if (span >= slices || (streamk == 1 && (tiles < grid || saving < STREAMK_MIN_SAVING)))
+    if (span >= slices ||
+        (streamk == 1 && (tiles < grid || saving < STREAMK_MIN_SAVING || span < STREAMK_MIN_RUN * slices)))
         return plan;
     plan.whole = tiles - rest, plan.span = span;
     return plan;
+}
+
+/** The grid of a call without clusters: one block per tile without persistence; else one per SM, or one
+ *  per tile where the tiles are fewer, except with stream-K, where every SM takes a run. */
+static int grid_of(int tiles, const sk_plan &plan, int sms)
+{
+    if (!persistent)
+        return tiles;
+    return plan.span > 0 || tiles > sms ? sms : tiles;
+}
+
+/** Stream-K's slots and flags, kept between calls. */
+static sk_buffers sk_kept = {NULL, NULL};
+
+static void free_sk_buffers(void)
+{
+    cudaFree(sk_kept.partials); /* at exit: nothing left to report to */
+    cudaFree(sk_kept.flags);
 }
 
 /** Stream-K's slots and flags for a grid of up to @p grid blocks (allocated once, grown when needed; the
  *  flags zeroed once: every call leaves them at zero). */
 static sk_buffers sk_buffers_for(int grid)
 {
-    static sk_buffers buf = {NULL, NULL};
-    static int blocks = 0;
+    sk_buffers &buf = sk_kept;
+    static int blocks = 0, registered = 0;
+    if (!registered && atexit(free_sk_buffers) == 0)
+        registered = 1;
     if (grid > blocks) {
         cuda_check(cudaFree(buf.partials), "cudaFree (stream-K slots)");
         cuda_check(cudaFree(buf.flags), "cudaFree (stream-K flags)");
@@ -788,11 +815,22 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
     if (cluster == 1) {
         const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
         const sk_plan plan = sk_plan_of(tiles, ceil_div(a.K, BK), sm_count());
-        /* (with stream-K every SM takes a run, even where the tiles are fewer) */
-        const int blocks = !persistent ? tiles : plan.span > 0 || tiles > sm_count() ? sm_count() : tiles;
-        const sk_buffers buf = plan.span > 0 ? sk_buffers_for(blocks) : sk_buffers{NULL, NULL};
-        kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C, a.ldc,
-                                              group, a.mode, 1, plan, buf);
+        const int blocks = grid_of(tiles, plan, sm_count());
+        if (plan.span == 0) {
+            kernel<<<blocks, T::THREADS, bytes>>>(a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C,
+                                                  a.ldc, group, a.mode, 1, plan, sk_buffers{NULL, NULL});
+            return;
+        }
+        /* stream-K: a block may wait for later blocks' sums, so all of them must be resident at once; a
+         * cooperative launch guarantees it (or fails with an error, never a hang) */
+        cudaLaunchAttribute cooperative;
+        cooperative.id = cudaLaunchAttributeCooperative, cooperative.val.cooperative = 1;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(blocks), config.blockDim = dim3(T::THREADS), config.dynamicSmemBytes = bytes;
+        config.attrs = &cooperative, config.numAttrs = 1;
+        cuda_check(cudaLaunchKernelEx(&config, kernel, a.map_a, a.map_b, a.map_c, a.M, a.N, a.K, a.alpha, a.beta, a.C,
+                                      a.ldc, group, a.mode, 1, plan, sk_buffers_for(blocks)),
+                   "launching the stream-K grid (cooperative: every block resident at once)");
         return;
     }
     /* clusters of 2 along x: blocks 2c and 2c + 1 on a pair of tiles one above the other */
