@@ -715,13 +715,12 @@ static int sm_count(void)
 }
 
 /** Stream-K is taken (streamk=1) where it shortens the last round by this share of a round or more, and
- *  where a run holds at least half a tile (STREAMK_MIN_RUN), so that a tile is cut in three pieces at most.
- *  A piece that hands its sums over writes 128 KB and the tile's first piece reads them back, one after
- *  the other: with one or two such pieces a few microseconds against a round's 30 to 70, but with dozens
- *  (one leftover tile dealt out to 132 blocks) longer than the tile itself. Step 14 (stream-K in a grid of
- *  its own, summed by another kernel) broke even near 0.15 and took 0.2; so does this step until its own
- *  measurements say otherwise (lesson 28). */
-static const double STREAMK_MIN_SAVING = 0.2, STREAMK_MIN_RUN = 0.5;
+ *  where a run holds at least half a tile (STREAMK_MIN_RUN), so that a tile is cut in three pieces at most
+ *  (a piece that hands its sums over writes 128 KB and the tile's writer reads them back, one after the
+ *  other: with dozens of pieces, one leftover tile dealt out to 132 blocks, that is longer than the tile).
+ *  Measured on the H200 (lesson 28), stream-K cost about 0.3 of a round here: it lost 0.8% at 6144^3
+ *  (0.27 of a round saved by the plan) and gained 1.2% at 8192^3 (0.48); 0.4 keeps it where it gains. */
+static const double STREAMK_MIN_SAVING = 0.4, STREAMK_MIN_RUN = 0.5;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
  *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
