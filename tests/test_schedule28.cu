@@ -2,10 +2,10 @@
  * @file
  * @brief Step 28's schedule, walked on the host: every block's work items (work_k) for a grid of blocks,
  * with and without stream-K, must cover every slice of every tile exactly once; a stream-K run must give
- * at most two pieces to a block, a piece that does not start its tile must be its block's first, and the
- * blocks the tile's first piece waits for (last_block_of) must be exactly those that hold the rest of the
- * tile. The rule's choice (sk_plan_of) at lesson 28's shapes on 132 SMs is checked too. No GPU is needed:
- * the schedule is host-and-device code.
+ * at most two pieces to a block, a piece that does not end its tile must be its block's first, and the
+ * blocks the tile's last piece waits for (first_block_of up to its own) must be exactly those that hold
+ * the rest of the tile. The rule's choice (sk_plan_of) at lesson 28's shapes on 132 SMs is checked too.
+ * No GPU is needed: the schedule is host-and-device code.
  *
  * The step's kernel file is included whole, for its static functions; main.c (the harness) is not
  * linked, so this file has its own main.
@@ -22,8 +22,8 @@ static void walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, c
 {
     const int tiles = tiles_m * tiles_n;
     int *covered = (int *)calloc((size_t)tiles * slices, sizeof(int));
-    int *writer = (int *)malloc(sizeof(int) * tiles);     /* the block whose piece starts a split tile */
-    int *helpers = (int *)calloc((size_t)tiles, sizeof(int)); /* pieces that do not start their tile */
+    int *writer = (int *)malloc(sizeof(int) * tiles);     /* the block whose piece ends a split tile */
+    int *helpers = (int *)calloc((size_t)tiles, sizeof(int)); /* pieces that do not end their tile */
     int *first_helper = (int *)malloc(sizeof(int) * tiles), *last_helper = (int *)malloc(sizeof(int) * tiles);
     if (!covered || !writer || !helpers || !first_helper || !last_helper) {
         fprintf(stderr, "test_schedule28: out of memory\n");
@@ -43,13 +43,13 @@ static void walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, c
             }
             for (int s = w.k0; s < w.k1; ++s)
                 covered[(size_t)w.tile * slices + s]++;
-            if (w.k0 > 0) { /* hands its sums over: must be the block's first streamed piece */
+            if (w.k1 < slices) { /* hands its sums over: must be the block's first streamed piece */
                 if (k != rounds)
                     ok_order = 0;
                 helpers[w.tile]++;
                 first_helper[w.tile] = b < first_helper[w.tile] ? b : first_helper[w.tile];
                 last_helper[w.tile] = b > last_helper[w.tile] ? b : last_helper[w.tile];
-            } else if (w.k1 < slices) {
+            } else if (w.k0 > 0) {
                 writer[w.tile] = b;
             }
         }
@@ -62,9 +62,9 @@ static void walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, c
             ok_helpers &= helpers[t] == 0;
             continue;
         }
-        /* the writer waits for blocks writer + 1 .. last_block_of, each with one piece of this tile */
-        const int last = last_block_of(plan, t - plan.whole, slices, grid);
-        ok_helpers &= helpers[t] == last - writer[t] && first_helper[t] == writer[t] + 1 && last_helper[t] == last;
+        /* the writer waits for blocks first_block_of .. writer - 1, each with one piece of this tile */
+        const int first = first_block_of(plan, t - plan.whole, slices);
+        ok_helpers &= helpers[t] == writer[t] - first && first_helper[t] == first && last_helper[t] == writer[t] - 1;
     }
     char line[256];
     snprintf(line, sizeof line, "%s: every item a valid run of slices", what);

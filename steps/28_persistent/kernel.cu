@@ -34,10 +34,10 @@
  *    cluster-scope release they fenced every releasing warp, 0.60 of cuBLAS; now level with
  *    cluster=1 on the H200, lesson 28).
  *
- *  - Stream-K on the last round (`streamk=1`, where it saves a fifth of a round; `2` always, `0` never): the
+ *  - Stream-K on the last round (`streamk=1`, where it saves enough of a round; `2` always, `0` never): the
  *    tiles that do not make a whole round are shared out by slices of K, so that every block ends at about
- *    the same time; a block that holds a later part of a tile hands its sums to the block that holds the
- *    tile's first slice, through a slot in global memory and a flag (sk_plan, work_k, hand_over, take_over).
+ *    the same time; a block that holds an earlier part of a tile hands its sums to the block that holds the
+ *    tile's last slice, through a slot in global memory and a flag (sk_plan, work_k, hand_over, take_over).
  *
  * Every shape: TMA's zero fill at the edges, masked epilogues, and step 27's padded copies for leading
  * dimensions TMA cannot address (counted in the time). The TMA store is used only where C allows it
@@ -149,11 +149,11 @@ struct work {
 /**
  * Block @p block's @p k-th work item, of a grid of @p grid blocks; false once there is none. Without clusters:
  * the whole tiles block + k grid, then the block's run [u0, u1) of the stream-K slices, cut at the tile
- * boundary it may cross into at most two pieces (a run is no longer than a tile). With clusters of 2
- * (blocks 2c and 2c + 1, ranks 0 and 1; no stream-K): pairs of tiles one above the other, (2 pm, tn) and
- * (2 pm + 1, tn), which share B's tile; cluster c takes pair c + k (grid / 2), and rank r its tile
- * 2 pm + r, which may lie below C (then the block computes nothing that is written, but still loads its
- * half of B for its peer).
+ * boundary it may cross into at most two pieces (a run is shorter than a tile), the later piece first.
+ * With clusters of 2 (blocks 2c and 2c + 1, ranks 0 and 1; no stream-K): pairs of tiles one above the
+ * other, (2 pm, tn) and (2 pm + 1, tn), which share B's tile; cluster c takes pair c + k (grid / 2), and
+ * rank r its tile 2 pm + r, which may lie below C (then the block computes nothing that is written, but
+ * still loads its half of B for its peer).
  */
 __host__ __device__ bool work_k(const sk_plan &plan, int block, int grid, int k, int tiles_m, int tiles_n,
                                 int slices, int group_rows, int clustered, work *w)
@@ -173,28 +173,37 @@ __host__ __device__ bool work_k(const sk_plan &plan, int block, int grid, int k,
         if (plan.span == 0)
             return false;
         const int rounds = plan.whole / grid, streamed = tiles_m * tiles_n - plan.whole;
-        const long long u0 = (long long)block * plan.span, end = (long long)streamed * slices;
-        const long long u1 = u0 + plan.span < end ? u0 + plan.span : end;
-        /* piece 0 starts where the run starts; piece 1 at the next tile boundary */
-        const long long start = k == rounds ? u0 : (u0 / slices + 1) * slices;
-        if (k > rounds + 1 || start >= u1)
+        const long long u0 = (long long)block * plan.span, total = (long long)streamed * slices;
+        const long long u1 = u0 + plan.span < total ? u0 + plan.span : total;
+        const long long boundary = (u0 / slices + 1) * slices; /* the first tile boundary after u0 */
+        const bool crosses = boundary < u1;
+        /* where the run crosses a boundary, its second piece (the start of the later tile, whose sums go
+         * to that tile's writer) comes first, and the piece that ends the earlier tile, which this block
+         * writes, last: by then the blocks before it have handed over the rest of that tile */
+        long long start, end;
+        if (k == rounds)
+            start = crosses ? boundary : u0, end = u1;
+        else if (k == rounds + 1 && crosses)
+            start = u0, end = boundary;
+        else
+            return false;
+        if (start >= end) /* (a block past the last slice) */
             return false;
         const int r = (int)(start / slices); /* the tile, counted from the first streamed one */
         tile = plan.whole + r;
         k0 = (int)(start - (long long)r * slices);
-        k1 = (int)(u1 - (long long)r * slices < slices ? u1 - (long long)r * slices : slices);
+        k1 = (int)(end - (long long)r * slices);
     }
     tile_of(tile, tiles_m, tiles_n, group_rows, &w->tm, &w->tn);
     w->tile = tile, w->k0 = k0, w->k1 = k1;
     return true;
 }
 
-/** The last block whose run holds slices of streamed tile @p r (the tile's first slice is in block
- *  r slices / span, which writes it; the blocks after it up to this one hand it their sums). */
-__host__ __device__ int last_block_of(const sk_plan &plan, int r, int slices, int grid)
+/** The first block whose run holds slices of streamed tile @p r: the one with the tile's first slice.
+ *  It and the blocks after it hand their sums to the block with the tile's last slice, which writes it. */
+__host__ __device__ int first_block_of(const sk_plan &plan, int r, int slices)
 {
-    const int last = (int)(((long long)(r + 1) * slices - 1) / plan.span);
-    return last < grid - 1 ? last : grid - 1;
+    return (int)((long long)r * slices / plan.span);
 }
 
 /** Keeps the compiler from moving reads or writes of @p d across this point (the wgmmas change the
@@ -462,7 +471,7 @@ __device__ __forceinline__ float4 *slot_of(const sk_buffers &buf, int b, int c, 
     return buf.partials + ((size_t)(b * MAX_CONSUMERS + c) * (ACC / 4) + i) * WARPGROUP + threadIdx.x % WARPGROUP;
 }
 
-/** A piece that does not start the tile: consumer @p c's sums go to this block's slot, then its flag is set
+/** A piece that does not end its tile: consumer @p c's sums go to this block's slot, then its flag is set
  *  (each thread's stores fenced at GPU scope, then the consumer's barrier, then one release). */
 __device__ void hand_over(const float acc[ACC], const sk_buffers &buf, int c)
 {
@@ -475,14 +484,13 @@ __device__ void hand_over(const float acc[ACC], const sk_buffers &buf, int c)
         flag_release(&buf.flags[blockIdx.x * MAX_CONSUMERS + c], 1);
 }
 
-/** The piece that starts tile @p r of the streamed ones (this block's): adds the sums of the blocks whose
- *  runs hold the rest of the tile, the next ones up to the block that holds its last slice. Those pieces
- *  are the first of their blocks' runs, this one the last of its own, so they are done or nearly done; the
- *  wait is bounded all the same (a trap, not a hang, if a block never came). */
+/** The piece that ends tile @p r of the streamed ones (this block's): adds the sums of the blocks whose
+ *  runs hold the rest of the tile, from the one with its first slice up to the block before this one.
+ *  Those pieces are their blocks' first (or only) items, this one its block's last, so they are done or
+ *  nearly done; the wait is bounded all the same (a trap, not a hang, if a block never came). */
 __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &plan, int r, int slices, int c)
 {
-    const int last = last_block_of(plan, r, slices, gridDim.x);
-    for (int b = blockIdx.x + 1; b <= last; ++b) {
+    for (int b = first_block_of(plan, r, slices); b < (int)blockIdx.x; ++b) {
         if (threadIdx.x % WARPGROUP == 0) {
             int *flag = &buf.flags[b * MAX_CONSUMERS + c];
             const uint64_t start = global_ns();
@@ -504,8 +512,8 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
  * Consumer @p c (0 or 1): for each work item of this block, the slices' wgmmas (each slice's committed as a
  * group; the slice before released once its group is done), then the tile's epilogue. The ring is
  * released slice by slice, so the producer refills it with the next item's slices during the epilogue.
- * With stream-K, a piece that does not start its tile hands its sums over instead, and the piece that
- * starts it adds them before its epilogue.
+ * With stream-K, a piece that does not end its tile hands its sums over instead, and the piece that
+ * ends it adds them before its epilogue.
  */
 template <int STAGES, int CONSUMERS, bool STAGED>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
@@ -538,11 +546,11 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
         pin(acc);
         release(empty, (it - 1) % STAGES, clustered); /* the item's last slice */
 
-        if (w.k0 > 0) { /* stream-K: a later piece of the tile */
+        if (w.k1 < slices) { /* stream-K: a piece before the tile's last */
             hand_over(acc, buf, c);
             continue;
         }
-        if (w.k1 < slices) /* stream-K: the tile's first piece, which writes it */
+        if (w.k0 > 0) /* stream-K: the tile's last piece, which writes it */
             take_over(acc, buf, plan, w.tile - plan.whole, slices, c);
 
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
