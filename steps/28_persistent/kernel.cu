@@ -141,9 +141,13 @@ struct sk_plan {
     int span;  /**< slices in each block's run over the other tiles (fewer than a tile's); 0: no stream-K */
 };
 
-/** One work item of a block: slices [k0, k1) of tile `tile` (numbered in the grouped order), at (tm, tn). */
+/** One work item of a block: slices [k0, k1) of a tile. */
 struct work {
-    int tile, k0, k1, tm, tn;
+    int tile; /**< the tile, numbered in the grouped order (-1 with clusters, which never share one) */
+    int k0;   /**< its first slice of BK */
+    int k1;   /**< one past its last */
+    int tm;   /**< the tile's row of tiles */
+    int tn;   /**< its column of tiles */
 };
 
 /**
