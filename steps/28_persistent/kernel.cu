@@ -730,8 +730,9 @@ static int sm_count(void)
  *  where a run holds at least half a tile (STREAMK_MIN_RUN), so that a tile is cut in three pieces at most
  *  (a piece that hands its sums over writes 128 KB and the tile's writer reads them back, one after the
  *  other: with dozens of pieces, one leftover tile dealt out to 132 blocks, that is longer than the tile).
- *  Measured on the H200 (lesson 28), stream-K cost about 0.3 of a round here: it lost 0.8% at 6144^3
- *  (0.27 of a round saved by the plan) and gained 1.2% at 8192^3 (0.48); 0.4 keeps it where it gains. */
+ *  Measured on the H200 (lesson 28), stream-K cost about a quarter of a round here: forced, it lost 2.7%
+ *  at 4096^3 (0.11 of a round saved by the plan), tied at 6144^3 (0.27) and gained 1.3-1.7% at 8192^3
+ *  (0.48); 0.4 keeps it where it gains. */
 static const double STREAMK_MIN_SAVING = 0.4, STREAMK_MIN_RUN = 0.5;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
