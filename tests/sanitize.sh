@@ -126,6 +126,10 @@ else
     # __syncwarp (also correct) draws hazard reports from racecheck, which is why step 26 has every
     # lane arrive. Every mode must hand over the right values.
     for mode in syncthreads mbarrier cp.async lane0; do
+        if [ ! -x build/racecheck_probe ]; then # (make sanitize builds it; a direct run may not have)
+            fail "racecheck probe, $mode hand-off: build/racecheck_probe is not built (make build/racecheck_probe)"
+            continue
+        fi
         log=build/sanitize-probe-$mode.log
         timeout --foreground -k 10 "$SANITIZE_TIMEOUT" compute-sanitizer --tool racecheck --error-exitcode 99 \
             build/racecheck_probe "$mode" >"$log" 2>&1; rc=$?
