@@ -912,7 +912,7 @@ template <int STAGES> static void launch_stages(const struct call &a)
 
 /**
  * The epilogue this call can have, at most the setting's: the TMA store needs two consumers (its box is a
- * consumer's 64-row pass) and C addressable by a swizzled tensor map (base 128-byte aligned, columns a
+ * quarter of a consumer's 64-row part) and C addressable by a swizzled tensor map (base 128-byte aligned, columns a
  * multiple of 16 bytes apart); the staged copy's 16-byte stores need 16-byte aligned columns; else the
  * direct epilogue (C's leading dimension 4095, say).
  */
