@@ -56,6 +56,31 @@ fi
 make -s diff STEP=15 >"$TMP_ART/diff.log" 2>&1 && grep -q 'starts a new part' "$TMP_ART/diff.log" &&
     pass "make diff STEP=15 says the step starts a new part" || fail "make diff STEP=15: $(head -n 1 "$TMP_ART/diff.log")"
 
+# steps/28_persistent/cycles.sh turns Nsight Compute's output into lesson 28's rows of cycles against K: fed
+# the recorded output of the run behind them (stand-ins for ncu and nvidia-smi on the PATH), it must write
+# the committed rows back; and it refuses a malformed list of K in one line.
+CYC=plots/data/h200/step28_epilogue
+if [ -x build/step28 ]; then
+    mkdir -p "$TMP_ART/fake"
+    printf '#!/bin/sh\ncat "%s"\n' "$PWD/$CYC/ncu_kcycles_4096.txt" >"$TMP_ART/fake/ncu"
+    printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: a stand-in";; *compute_cap*) echo 9.0;; esac\n' \
+        >"$TMP_ART/fake/nvidia-smi"
+    chmod +x "$TMP_ART/fake/ncu" "$TMP_ART/fake/nvidia-smi"
+    if PATH="$TMP_ART/fake:$PATH" steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 256,512,1024,2048,4096,8192,16384 \
+        >"$TMP_ART/cyc.log" 2>&1 && [ "$(grep -c '^default,4096,' "$CYC/kcycles.csv")" -eq 14 ] &&
+        diff <(tail -n +2 "$TMP_ART/cyc/step28_kcycles.csv") <(grep '^default,4096,' "$CYC/kcycles.csv") >/dev/null; then
+        pass "steps/28_persistent/cycles.sh reads the recorded Nsight output back into kcycles.csv's rows"
+    else
+        fail "steps/28_persistent/cycles.sh on the recorded Nsight output: $(tail -n 1 "$TMP_ART/cyc.log")"
+    fi
+else
+    not_run 1 "steps/28_persistent/cycles.sh: build/step28 is not built here (it needs nvcc)"
+fi
+out=$(steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+    pass "steps/28_persistent/cycles.sh refuses a malformed list of K: exit 2, one line" ||
+    fail "steps/28_persistent/cycles.sh with K = 1,,2: exit $rc, '$out'"
+
 plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches the committed data" ||
     fail "README step table is stale: $(sed -n 2p "$TMP_ART/table.log")"
 plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 &&
