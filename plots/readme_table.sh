@@ -25,7 +25,11 @@ table() {
         d=${d%/}; step=$(basename "$d"); n=${step%%_*}; name=${step#*_}
         src=$(ls "$d"/kernel.c* 2>/dev/null | head -n 1)
         [ -n "$src" ] || continue # not a step (no kernel source)
-        idea=$(sed -n 's/^ *\.summary = "\(.*\)",$/\1/p' "$src" | head -n 1)
+        # the .summary string, whose C literal may be split over several lines
+        idea=$(awk '/^ *\.summary = "/ { on = 1 }
+            on { line = $0
+                 while (match(line, /"([^"\\]|\\.)*"/)) { s = s substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) }
+                 if ($0 ~ /,[ \t]*$/) { print s; exit } }' "$src")
         H=4096 data=$DATA
         [ "${src##*.}" = c ] && H=2048 data=$CPU_DATA
         numbers="| - | - |"
