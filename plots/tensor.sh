@@ -13,6 +13,9 @@
 #                 and producer count, beside step 25 at the same tile, at 8192^3
 #   tc_ablation   step 28 with each ingredient switched off in turn (step28_ablation.csv): the rate as a
 #                 fraction of cuBLAS BF16 in the same run, at 4096^3 and 8192^3
+#   tc_cycles     step 28 and cuBLAS: Nsight Compute's cycles of one call at M = N = 4096 against K, with
+#                 the straight lines fitted through K >= 2048, and the build without any epilogue work
+#                 (step28_epilogue/kcycles.csv)
 set -u
 DATA=${1:?usage: plots/tensor.sh DATA OUT} OUT=${2:?usage: plots/tensor.sh DATA OUT}
 command -v gnuplot >/dev/null 2>&1 || exit 0
@@ -114,5 +117,33 @@ if [ -s "$DATA/step28_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
         echo "plot '$TMP/ab.dat' using 2:xtic(1) title '4096^3', '' using 3 title '8192^3', 1 with lines lc rgb '#cc3311' lw 2 title 'cuBLAS'"
     } >"$TMP/ab.gp"
     render tc_ablation "$TMP/ab.gp" 560 || status=1
+fi
+KC=$DATA/step28_epilogue/kcycles.csv
+if [ -s "$KC" ]; then
+    # K and thousands of cycles: the step (main before the quarters) and cuBLAS (setting "default" at M = N =
+    # 4096), and the diagnostic build without any epilogue work; then each line's fit a + b K over K >= 2048
+    awk -F, '$1 == "default" && $2 == 4096 && $5 == "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/ks.dat"
+    awk -F, '$1 == "default" && $2 == 4096 && $5 ~ /^nvjet|^sm[0-9]|gemm/ && $5 != "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/kb.dat"
+    awk -F, '$1 == "call4_diag_no_epilogue" { print $4, $6 / 1000 }' "$KC" >"$TMP/kd.dat"
+    fit() { awk '$1 >= 2048 { n++; x += $1; y += $2; xx += $1 * $1; xy += $1 * $2 }
+                 END { if (n < 2) { print "NaN NaN"; exit } b = (n * xy - x * y) / (n * xx - x * x); print (y - b * x) / n, b }' "$1"; }
+    read -r as bs < <(fit "$TMP/ks.dat"); read -r ab bb < <(fit "$TMP/kb.dat")
+    if [ -s "$TMP/ks.dat" ] && [ -s "$TMP/kb.dat" ]; then
+        ts=$(awk -v a="$as" -v b="$bs" 'BEGIN { printf "step 28 (two-pass epilogue): %.0f + %.2f K cycles", a * 1000, b * 1000 }')
+        dkc=$(grep -o -m 1 '20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "$DATA/step28_epilogue/meta.txt" 2>/dev/null)
+        tb=$(awk -v a="$ab" -v b="$bb" 'BEGIN { printf "cuBLAS: %.0f + %.2f K cycles", a * 1000, b * 1000 }')
+        # what is left of each call after the main loop at the two fits' mean rate: the fixed part, flat in K
+        bm=$(awk -v x="$bs" -v y="$bb" 'BEGIN { printf "%.5f", (x + y) / 2 }')
+        bmc=$(awk -v b="$bm" 'BEGIN { printf "%.2f", b * 1000 }')
+        cat >"$TMP/kc.gp" <<GP
+set title "Step 28 and cuBLAS BF16 at M = N = 4096: cycles of one call (Nsight Compute, clock-free) less $bmc per unit of K,\nthe main loops' common rate: what is left is each call's fixed part; without its epilogue the step's is cuBLAS's\n${dev28:-$DEVICE}${dkc:+, data of $dkc}"
+set xlabel 'K'; set ylabel 'thousands of cycles not in the main loop'; set grid; set key bottom right
+set logscale x 2; set xrange [180:23000]; set yrange [0:*]
+plot '$TMP/ks.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 7 lc rgb '#0077bb' title '$ts', \
+     '$TMP/kb.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 5 lc rgb '#cc3311' title '$tb', \
+     '$TMP/kd.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 9 ps 1.6 lc rgb '#009988' title 'step 28 without any epilogue work (diagnostic build)'
+GP
+        render tc_cycles "$TMP/kc.gp" || status=1
+    fi
 fi
 exit $status
