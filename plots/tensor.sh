@@ -123,7 +123,7 @@ if [ -s "$KC" ]; then
     # K and thousands of cycles: the step (main before the quarters) and cuBLAS (setting "default" at M = N =
     # 4096), and the diagnostic build without any epilogue work; then each line's fit a + b K over K >= 2048
     awk -F, '$1 == "default" && $2 == 4096 && $5 == "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/ks.dat"
-    awk -F, '$1 == "default" && $2 == 4096 && $5 ~ /^nvjet|^sm[0-9]|gemm/ && $5 != "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/kb.dat"
+    awk -F, '$1 == "default" && $2 == 4096 && $5 != "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/kb.dat"
     awk -F, '$1 == "call4_diag_no_epilogue" { print $4, $6 / 1000 }' "$KC" >"$TMP/kd.dat"
     fit() { awk '$1 >= 2048 { n++; x += $1; y += $2; xx += $1 * $1; xy += $1 * $2 }
                  END { if (n < 2) { print "NaN NaN"; exit } b = (n * xy - x * y) / (n * xx - x * x); print (y - b * x) / n, b }' "$1"; }

@@ -281,16 +281,16 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
     return *reinterpret_cast<const uint32_t *>(&v);
 }
 
-/** The staged epilogue's first half of a pass: the thread's finished values (alpha * acc + beta * C, in
- *  BF16) of columns [P * PASS_COLS, (P + 1) * PASS_COLS) of the consumer's part, into the staging buffer
- *  by stmatrix. An accumulator fragment's 8 x 8 piece (rows 16 warp + 8 hh .. + 7 of a 64-row half, columns
+/** The staged epilogue's first half: the thread's finished values (alpha * acc + beta * C, in BF16) of
+ *  columns [FIRST, FIRST + COLS) of the consumer's part, into @p staging (column FIRST at its start) by
+ *  stmatrix. An accumulator fragment's 8 x 8 piece (rows 16 warp + 8 hh .. + 7 of a 64-row half, columns
  *  8 jj .. + 7) is exactly an mma fragment: lane (g, t) holds row g, columns 2t and 2t + 1. Stored
  *  transposed, memory row c of the piece is column 8 jj + c of C: 8 rows of C, one 16-byte chunk of the
  *  column-major staging buffer. One stmatrix.x4 stores four pieces (two column groups by two row halves),
  *  8 values per thread, where 16-bit stores took 8 instructions; its 8 chunks per piece are 8 columns
  *  whose XOR swizzle puts them in 8 different groups of banks: no conflict.
- *  (P is a template argument so that every accumulator index is a constant: an index the compiler
- *  cannot resolve would move all 128 accumulators to local memory.) */
+ *  (FIRST and COLS are template arguments so that every accumulator index is a constant: an index the
+ *  compiler cannot resolve would move all 128 accumulators to local memory.) */
 template <int CONSUMERS, int FIRST, int COLS>
 __device__ __forceinline__ void stage_cols(const float acc[ACC], unsigned char *staging, int M, int N, float alpha,
                                            float beta, const __nv_bfloat16 *C, int ldc, int i0, int j0)
@@ -318,7 +318,7 @@ __device__ __forceinline__ void stage_cols(const float acc[ACC], unsigned char *
                 }
                 r[m] = pack_bf16x2(v[0], v[1]);
             }
-            /* lane (q, c) addresses column 8 (j + q / 2) + c of the pass, rows from h WG_M + 16 warp + 8 (q % 2) */
+            /* lane (q, c) addresses column 8 (j + q / 2) + c - FIRST of the buffer, rows from h WG_M + 16 warp + 8 (q % 2) */
             const int row0 = h * WG_M + 16 * warp + 8 * (q % 2), col = 8 * (j + q / 2) + c - FIRST;
             stmatrix_x4_trans(staging + staged_offset<T::ROWS>(row0, col), r);
         }
@@ -337,6 +337,8 @@ __device__ __forceinline__ void stage_pass(const float acc[ACC], unsigned char *
  *  part go into half Q % 2 of its staging buffer, and one thread hands them to the TMA unit. Before the half
  *  is written, the store that last read it (two quarters before) must have read it: at most one store, the
  *  other half's, may still be reading. */
+static_assert(4 * QUARTER_COLS == tiling<2>::BN && 2 * QUARTER_COLS * WG_M * ELEM == STAGING,
+              "a consumer's 64 x 256 part is four quarters, and a quarter is half the staging buffer");
 template <int Q>
 __device__ __forceinline__ void tma_quarter(const float acc[ACC], unsigned char *staging, int c,
                                             const CUtensorMap *map_c, int M, int N, float alpha, float beta,
