@@ -63,8 +63,9 @@ fi
 # FFMA 1 reads R60, R64 (bank 0) and R1: +1 cycle, three reads. FFMA 2 has R60 cached, reads R65 and R2,
 # one per bank: 0. FFMA 3 has R64 cached (position 2, bank 0, although R65 was read there since):
 # R61 and R4, 0. FFMA 4 has R61 and R65 cached: 0. FFMA 5 reads R62, R66, R8, all bank 0: +2, three
-# reads. FFMA 6 an immediate, R62 and R10, bank 0: +1. Total 4, two with three reads. Kernel 2
-# (nvdisasm's format, labels): R4, R6 and R3: +1, three; then R4 cached, R7 and R8: 0.
+# reads. FFMA 6 an immediate, R62 and R10, bank 0: +1. Total 4, two with three reads; one cp.async
+# (LDGSTS) among them, 8 instructions. Kernel 2 (nvdisasm's format, labels): R4, R6 and R3: +1, three;
+# then R4 cached, R7 and R8: 0; no cp.async.
 cat > "$tmp/listing.sass" <<'SASS'
         Function : _Z11sgemm_asyncI4tileILi8ELi8ELin1EEEvv
         /*0000*/                   LDS.128 R60, [R173] ;                  /* 0x0000000000000000 */
@@ -73,6 +74,7 @@ cat > "$tmp/listing.sass" <<'SASS'
         /*0020*/                   FFMA R3, R60, R65.reuse, R2 ;
         /*0030*/                   FFMA R5, R61.reuse, R64, R4 ;
         /*0040*/                   FFMA R7, R61, R65, R6 ;
+        /*0048*/                   LDGSTS.E.BYPASS.128 [R170], desc[UR6][R2.64] ;
         /*0050*/              @P0  FFMA R9, R62, R66, R8 ;
         /*0060*/                   FFMA R11, R62, 0.5, R10 ;
         /*0070*/              @P1  BRA 0x10 ;
@@ -86,9 +88,39 @@ cat > "$tmp/listing.sass" <<'SASS'
         /*0030*/               @P0 BRA `(.L_x_3) ;
         /*0040*/                   EXIT ;
 SASS
-want="sgemm_async<8,8,-1>: loop of 7 instructions, 6 FFMA; modelled extra cycles 4; FFMA with 3 bank reads 2; with all 3 in one bank 1
-sgemm_tuned<4,4>: loop of 3 instructions, 2 FFMA; modelled extra cycles 1; FFMA with 3 bank reads 1; with all 3 in one bank 0"
+want="sgemm_async<8,8,-1>: loop of 8 instructions, 6 FFMA; modelled extra cycles 4; FFMA with 3 bank reads 2; with all 3 in one bank 1; cp.async 1
+sgemm_tuned<4,4>: loop of 3 instructions, 2 FFMA; modelled extra cycles 1; FFMA with 3 bank reads 1; with all 3 in one bank 0; cp.async 0"
 got=$(awk -f steps/13_register_banks/bank_reads.awk "$tmp/listing.sass" 2>&1)
 if [ "$got" = "$want" ]; then pass "bank_reads.awk: two hand-counted listings, cuobjdump's and nvdisasm's formats"
 else fail "bank_reads.awk on the hand-counted listings: '$(printf '%s' "$got" | tr '\n' '|')'"; fi
+
+# Step 14's steady-state loops in its own machine code, where cuobjdump is (the full CUDA toolkit, as on
+# the H200): in each whole-tile kernel (sgemm_async<...>, PIPE 4-5) the straight loop issues exactly one
+# slice's copies (A_COPIES float4 of A and B_ELEMENTS of B per thread) and no FFMA reads all three operands
+# from one bank. In session 13 a run-time choice between two ways of copying A inside that loop put both
+# in it (28 cp.async for 12), 31 more instructions per slice and 76 FFMA with three reads from one bank in
+# the short-K kernel: 3% slower at 4096^3 and 7% at 4096 x 4096 x 256, unseen by any timing test.
+if ! have_nvcc; then
+    not_run 1 "no nvcc (the CUDA toolkit): step 14's machine code not read"
+elif ! command -v cuobjdump >/dev/null 2>&1; then
+    not_run 1 "no cuobjdump (it comes with the full CUDA toolkit): step 14's steady-state loops not read"
+elif ! make -s --no-print-directory build/obj/steps/14_autotuned/kernel.o > "$tmp/log" 2>&1; then
+    fail "step 14's object did not build: $(grep -m1 error "$tmp/log")"
+else
+    loops=$(cuobjdump -sass build/obj/steps/14_autotuned/kernel.o | awk -f steps/13_register_banks/bank_reads.awk |
+            grep '^sgemm_async<')
+    bad=$(printf '%s\n' "$loops" | awk -F'[<>,;]' '
+        /^sgemm_async</ {
+            bm = $2; bn = $3; bk = $4; wm = $5; wn = $6                  # the tile<> arguments
+            threads = (bm / wm) * (bn / wn) * 32
+            want = bm * bk / (4 * threads) + bk * bn / threads             # A_COPIES + B_ELEMENTS
+            n++
+            match($0, /cp\.async [0-9]+/); got = substr($0, RSTART + 9, RLENGTH - 9) + 0
+            match($0, /one bank [0-9]+/); one = substr($0, RSTART + 9, RLENGTH - 9) + 0
+            if (got != want || one != 0) printf "%s (want cp.async %d, one bank 0) | ", $0, want
+        }
+        END { if (n == 0) print "no sgemm_async kernel found" }')
+    if [ -z "$bad" ]; then pass "step 14's steady-state loops: one slice's copies, no FFMA with 3 reads from one bank ($(printf '%s\n' "$loops" | wc -l) kernels)"
+    else fail "step 14's steady-state loops: $bad"; fi
+fi
 rm -rf "$tmp"

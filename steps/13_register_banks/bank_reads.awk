@@ -15,7 +15,8 @@
 # the shorter range on a tie (the straight steady-state loop of steps 13-14 before their general loop).
 #
 # Output, one line per kernel: its name, the loop's instructions and FFMA, the modelled extra cycles,
-# and how many of the FFMA read all three operands from the banks.
+# how many of the FFMA read all three operands from the banks, and the loop's cp.async (LDGSTS): in a
+# straight steady-state loop, one slice's copies (tests/tune.sh checks step 14's).
 
 # Kernels by their template arguments: "_Z11sgemm_asyncI4tileILi256ELi128E...EEEv..." -> "sgemm_async<256,128,...>"
 # (the autotuned step), "_Z11sgemm_banksILi3ELi1ELin1EEv..." -> "sgemm_banks<3,1,-1>"; other names as they are.
@@ -53,11 +54,12 @@ function hex(s,    v, i) {
 
 # Counts the FFMA of instructions first..last (indices), modelling the reuse cache and the banks.
 function count(first, last,    i, t, n, s, r, op, reads, nreads, most, cache) {
-    c_ffma = 0; c_extra = 0; c_three = 0; c_one_bank = 0
+    c_ffma = 0; c_extra = 0; c_three = 0; c_one_bank = 0; c_copies = 0
     split("", cache)
     for (i = first; i <= last; ++i) {
         if (addr[i] in is_target) split("", cache) # a branch lands here: nothing known about the cache
         t = text[i]
+        if (t ~ /^(@!?U?P[T0-9]+ +)?LDGSTS/) c_copies++
         if (t !~ /^(@!?U?P[T0-9]+ +)?FFMA /) continue
         c_ffma++
         sub(/^(@!?U?P[T0-9]+ +)?FFMA[^ ]* +/, "", t)
@@ -75,7 +77,7 @@ function count(first, last,    i, t, n, s, r, op, reads, nreads, most, cache) {
     }
 }
 
-function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_three, best_one, first) {
+function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_three, best_one, best_copies, first) {
     split("", is_target)
     for (i = 1; i <= nins; ++i) {                  # resolve labels; collect every branch target
         tg = target(text[i])
@@ -90,13 +92,13 @@ function end_kernel(    i, tg, best, best_first, best_ffma, best_extra, best_thr
         count(first, i)
         if (c_ffma > best_ffma || (c_ffma == best_ffma && c_ffma > 0 && i - first < best - best_first)) {
             best = i; best_first = first; best_ffma = c_ffma; best_extra = c_extra; best_three = c_three
-            best_one = c_one_bank
+            best_one = c_one_bank; best_copies = c_copies
         }
     }
     if (kernel != "" && best_ffma > 0)
         printf "%s: loop of %d instructions, %d FFMA; modelled extra cycles %d; FFMA with 3 bank reads %d; " \
-               "with all 3 in one bank %d\n", pretty(kernel), best - best_first + 1, best_ffma, best_extra, best_three,
-               best_one
+               "with all 3 in one bank %d; cp.async %d\n", pretty(kernel), best - best_first + 1, best_ffma, best_extra,
+               best_three, best_one, best_copies
     nins = 0; split("", label); split("", branch)
 }
 

@@ -750,9 +750,13 @@ __device__ __forceinline__ void tile_async(int M, int N, int K, float alpha, con
     /* ISSUE >= 0: first the steady state, the slices whose copies (of slice + STAGES-1) lie wholly
      * inside A and B. Those copies need no tests and no branch, so they can go in the middle of the
      * slice (after ISSUE k-steps), where the compiler spreads their address arithmetic among the FFMAs;
-     * and the loop's body is one straight run, from barrier to barrier. Everything else (the last
-     * slices, blocks on the edges, ISSUE = -1) takes the general loop after it. */
-    const int steady = T::ISSUE >= 0 && inside ? max(0, K / T::BK - (STAGES - 1)) : 0;
+     * and the loop's body is one straight run, from barrier to barrier. It copies A 128 bits at a time
+     * only: with vec_a a run-time argument here, the compiler put both ways of copying A into the loop
+     * (28 cp.async for 12 at 256x128, and FFMA registers re-allocated into bank conflicts), 3% slower at
+     * 4096^3 and 7% at 4096x4096x256 on the H200 (tests/tune.sh reads the loop's copies from the SASS).
+     * An unaligned A is padded by the launcher where that pays (pad_operand). Everything else (the last
+     * slices, blocks on the edges, an unaligned A, ISSUE = -1) takes the general loop after it. */
+    const int steady = T::ISSUE >= 0 && inside && vec_a ? max(0, K / T::BK - (STAGES - 1)) : 0;
     for (int slice = 0; slice < steady; ++slice) {
         wait_copies<STAGES - 2>();
         __syncthreads();
@@ -762,7 +766,7 @@ __device__ __forceinline__ void tile_async(int M, int N, int K, float alpha, con
             if (p == T::ISSUE) /* (compile-time test: the loop is unrolled) */
                 copy_slice_async<T>(A, lda, B, ldb, Ma, N, K, i0, j0, (slice + STAGES - 1) * T::BK,
                                     As + write * T::AS_FLOATS, Bs + write * T::BS_FLOATS, ai, ap, bp, bj, true,
-                                    vec_a);
+                                    true /* vec_a, known here */);
             load_fragments<T>(as, bs, p, row, col, a, b);
             outer_product<T>(acc, a, b);
         }
