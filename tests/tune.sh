@@ -94,8 +94,9 @@ got=$(awk -f steps/13_register_banks/bank_reads.awk "$tmp/listing.sass" 2>&1)
 if [ "$got" = "$want" ]; then pass "bank_reads.awk: two hand-counted listings, cuobjdump's and nvdisasm's formats"
 else fail "bank_reads.awk on the hand-counted listings: '$(printf '%s' "$got" | tr '\n' '|')'"; fi
 
-# Step 14's steady-state loops in its own machine code, where cuobjdump is (the full CUDA toolkit, as on
-# the H200): in each whole-tile kernel (sgemm_async<...>, PIPE 4-5) the straight loop issues exactly one
+# Step 14's steady-state loops in its own machine code, built with the committed tuned_h200.h (whatever
+# `make tune` wrote here), where cuobjdump is (the full CUDA toolkit, as on the H200): in each whole-tile
+# kernel with a steady state (sgemm_async<...>, PIPE 4-5, ISSUE >= 0) the straight loop issues exactly one
 # slice's copies (A_COPIES float4 of A and B_ELEMENTS of B per thread) and no FFMA reads all three operands
 # from one bank. In session 13 a run-time choice between two ways of copying A inside that loop put both
 # in it (28 cp.async for 12), 31 more instructions per slice and 76 FFMA with three reads from one bank in
@@ -104,13 +105,13 @@ if ! have_nvcc; then
     not_run 1 "no nvcc (the CUDA toolkit): step 14's machine code not read"
 elif ! command -v cuobjdump >/dev/null 2>&1; then
     not_run 1 "no cuobjdump (it comes with the full CUDA toolkit): step 14's steady-state loops not read"
-elif ! make -s --no-print-directory build/obj/steps/14_autotuned/kernel.o > "$tmp/log" 2>&1; then
-    fail "step 14's object did not build: $(grep -m1 error "$tmp/log")"
+elif ! nvcc $(make -s --no-print-directory print-NVFLAGS) --pre-include steps/14_autotuned/tuned_h200.h \
+          -c "$k14" -o "$tmp/k14.o" > "$tmp/log" 2>&1; then
+    fail "step 14 with tuned_h200.h did not build: $(grep -m1 error "$tmp/log")"
 else
-    loops=$(cuobjdump -sass build/obj/steps/14_autotuned/kernel.o | awk -f steps/13_register_banks/bank_reads.awk |
-            grep '^sgemm_async<')
+    loops=$(cuobjdump -sass "$tmp/k14.o" | awk -f steps/13_register_banks/bank_reads.awk | grep '^sgemm_async<')
     bad=$(printf '%s\n' "$loops" | awk -F'[<>,;]' '
-        /^sgemm_async</ {
+        /^sgemm_async</ && $12 >= 0 {                                  # ISSUE >= 0: a straight steady loop
             bm = $2; bn = $3; bk = $4; wm = $5; wn = $6                  # the tile<> arguments
             threads = (bm / wm) * (bn / wn) * 32
             want = bm * bk / (4 * threads) + bk * bn / threads             # A_COPIES + B_ELEMENTS
@@ -119,8 +120,9 @@ else
             match($0, /one bank [0-9]+/); one = substr($0, RSTART + 9, RLENGTH - 9) + 0
             if (got != want || one != 0) printf "%s (want cp.async %d, one bank 0) | ", $0, want
         }
-        END { if (n == 0) print "no sgemm_async kernel found" }')
-    if [ -z "$bad" ]; then pass "step 14's steady-state loops: one slice's copies, no FFMA with 3 reads from one bank ($(printf '%s\n' "$loops" | wc -l) kernels)"
+        END { if (n == 0) print "NONE" }')
+    if [ "$bad" = NONE ]; then not_run 1 "tuned_h200.h has no configuration with a steady-state loop (PIPE 4-5, ISSUE >= 0)"
+    elif [ -z "$bad" ]; then pass "step 14's steady-state loops: one slice's copies, no FFMA with 3 reads from one bank ($(printf '%s\n' "$loops" | wc -l) kernels)"
     else fail "step 14's steady-state loops: $bad"; fi
 fi
 rm -rf "$tmp"
