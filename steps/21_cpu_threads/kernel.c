@@ -55,7 +55,7 @@
  * Each packed element is read NC / NR (A) or MC / MR (B) times by the
  * micro-kernels, so at large sizes the copy costs a few percent (at 64^3 it
  * takes about as long as the flops). The block sizes now follow the packed
- * panels: a KC x NR panel of Bp in half of L1, the MC x KC block of Ap
+ * panels: a call's MR x KC panel of Ap and KC x NR panel of Bp together in L1, the MC x KC block of Ap
  * in half of L2, the KC x NC block of Bp in half of L3. The packs are padded
  * with zeros to whole panels, so the micro-kernel runs on edge tiles too, into a
  * small buffer of which only the valid part is added to C. The two buffers live
@@ -144,13 +144,18 @@ static struct {
 static int mc_set, kc_set, nc_set; /* 0 = derive from the caches */
 static int MC, KC, NC;
 
-/** Block sizes from the caches: a KC x NR panel of Bp in half of L1, the MC x KC block of Ap
- *  in half of L2, the KC x NC block of Bp in half of L3. */
+/** The share of L1 for the two panels one micro-kernel call reads, MR x KC of Ap and KC x NR of Bp
+ *  (the rest: the C tile, the stack, the lines asked for ahead). */
+static const double L1_PANELS = 0.875;
+
+/** Block sizes from the caches: KC so that a call's MR x KC panel of Ap and KC x NR panel of Bp fit in
+ *  L1 together (the next call reads the same Bp panel again: the Ap panel streaming past must not evict
+ *  it), the MC x KC block of Ap in half of L2, the KC x NC block of Bp in half of L3. */
 static void choose_blocks(void)
 {
     struct cpu_caches c = cpu_cache_sizes();
     const long d = (long)sizeof(double);
-    KC = kc_set ? kc_set : (int)(c.l1d / 2 / (cfg.NR * d)) / 8 * 8;
+    KC = kc_set ? kc_set : (int)(L1_PANELS * (double)c.l1d / (double)((cfg.MR + cfg.NR) * d)) / 8 * 8;
     if (KC < 8)
         KC = 8;
     MC = mc_set ? mc_set : (int)(c.l2 / 2 / (KC * d)) / BLOCK_ALIGN * BLOCK_ALIGN;
