@@ -1,5 +1,5 @@
 # Lesson 20: one call of step 20's AVX-512 micro-kernel (steps/20_cpu_prefetch/kernel.c,
-# kernel_avx512_16x12, kc = 256): the C tile asked for at the start (36 prefetchw: 3 per column of
+# kernel_avx512_16x12, kc = 192): the C tile asked for at the start (36 prefetchw: 3 per column of
 # 12), two prefetches of A's panel per k, pfa = 4 iterations ahead, and where the lines are meanwhile.
 # Schematic: the lengths are not to scale.
 #   awk -f plots/diagrams/lib.awk -f plots/diagrams/20_prefetch_timeline.awk > plots/diagrams/20_prefetch_timeline.svg
@@ -19,7 +19,7 @@ BEGIN {
     PF = "#ddcc77"; FMA = "#44aa99"; CST = "#88ccee"; FLY = "#eeeeee"; HAVE = "#cfe3ef"
     X0 = 170; KW = 62                               # label column; one k iteration
     svg_begin(900, 400, "Step 20: one micro-kernel call with the C-tile and A prefetches")
-    text(450, 20, "One call of the AVX-512 micro-kernel, kc = 256 (schematic: lengths not to scale)", 13, "middle")
+    text(450, 20, "One call of the AVX-512 micro-kernel, kc = 192 (schematic: lengths not to scale)", 13, "middle")
 
     # the instruction stream
     text(20, 70, "instructions", 13, "start")
@@ -30,7 +30,7 @@ BEGIN {
     for (k = 0; k < 5; ++k) { box(x, KW, 54, 40, FMA, "k = " k); x += KW + 2 }
     text(x + 22, 78, "...", 14, "middle")
     x += 44
-    box(x, KW, 54, 40, FMA, "k = 255"); x += KW + 2
+    box(x, KW, 54, 40, FMA, "k = 191"); x += KW + 2
     box(x, 110, 54, 40, CST, "C += alpha * tile", 10)
     text(x + 55, 46, "24 loads, 24 FMA, 24 stores", 9.5, "middle", "#555555")
     XEND = x + 110
@@ -62,6 +62,6 @@ BEGIN {
     text(X0, 312, "A's and B's packed panels: sequential streams, followed without being asked.", 10.5, "start", "#333333")
     text(X0, 328, "C: the next call (ir + 16) reads the next 128 B of the same 12 columns: 12 ascending streams.", 10.5, "start", "#333333")
 
-    span(XK, XEND - 112, 364, "256 k x 24 FMA = 6 144 FMA instructions: about 3 100 cycles at two per cycle")
+    span(XK, XEND - 112, 364, "192 k x 24 FMA = 4 608 FMA instructions: about 2 300 cycles at two per cycle")
     svg_end()
 }
