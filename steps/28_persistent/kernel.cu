@@ -35,6 +35,14 @@
  *    cluster-scope release they fenced every releasing warp, 0.60 of cuBLAS; now level with
  *    cluster=1 on the H200, lesson 28).
  *
+ *  - Ping-pong (`pingpong=1`, two consumers, no clusters; off by default): each consumer takes every other
+ *    work item of the block, a 128 x 128 tile of its own (wgmma m64n128k16 on both 64-row halves, as with
+ *    one consumer), so that while one writes its tile of C the other multiplies: the epilogue is hidden
+ *    behind the other consumer's main loop instead of stopping the tensor cores. The ring keeps its bytes
+ *    in stages of 32 KB (stages 2, 3, 4 become 3, 4, 6). The producer fills the ring in item order, so the
+ *    two main loops take turns without a barrier of their own: item k + 1's first slice arrives only as
+ *    item k's last ones are taken. (Without stream-K: it shares out tiles, not consumers' items.)
+ *
  *  - Stream-K on the last round (`streamk=1`, where it saves enough of a round; `2` always, `0` never): the
  *    tiles that do not make a whole round are shared out by slices of K, so that every block ends at about
  *    the same time; a block that holds an earlier part of a tile hands its sums to the block that holds the
@@ -45,7 +53,7 @@
  * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8), `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1).
+ * `group=1|4|8|16` (8), `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -109,7 +117,17 @@ template <int CONSUMERS> struct tiling {
     static constexpr int CHUNKS = ROWS * ELEM / CHUNK;             /**< 16-byte chunks per column: 8 or 16 */
 };
 
+/** The tile geometry a consumer works on: a 64-row part of the block's 128 x 256 tile
+ *  (cooperative, two consumers), the whole 128 x 128 tile (one consumer), or with
+ *  ping-pong (@p PING) a 128 x 128 tile of its own, one consumer's geometry however many there are. */
+template <int CONSUMERS, bool PING> using geometry = tiling<PING ? 1 : CONSUMERS>;
+
+/** Ping-pong's ring: the bytes of @p stages cooperative stages of 48 KB, in stages of 32 KB. */
+constexpr int ping_stages(int stages) { return stages * tiling<2>::STAGE / tiling<1>::STAGE; }
+static_assert(ping_stages(2) == 3 && ping_stages(4) == 6, "2, 3, 4 stages of 48 KB are 3, 4, 6 of 32 KB");
+
 static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
+static int pingpong = 0; /* --param pingpong=: 1 each consumer on its own tile (with consumers=2 cluster=1) */
 static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
 static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
@@ -264,6 +282,16 @@ __device__ __forceinline__ void named_barrier(int id, int count)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/** bar.arrive: counts this thread among the @p count of named barrier @p id without waiting for the others. */
+__device__ __forceinline__ void named_arrive(int id, int count)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+/** The named barriers: 1 + c, consumer c's own (its epilogue); with ping-pong, TURN + c, consumer c's turn
+ *  to multiply (its 128 threads wait, the other consumer's 128 arrive). */
+enum { EPILOGUE_BARRIER = 1, TURN_BARRIER = 3 };
+
 /** The byte offset of element (row, col) in a consumer's staging buffer: column-major, ROWS * ELEM bytes a
  *  column, the 16-byte chunks of column col permuted by XOR with col % 8 (the TMA unit's 128-byte
  *  swizzle, so that a TMA store can read it). One 8 x 8 piece stored by stmatrix is one chunk in each of 8
@@ -282,25 +310,26 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
 }
 
 /** The staged epilogue's first half: the thread's finished values (alpha * acc + beta * C, in BF16) of
- *  columns [FIRST, FIRST + COLS) of the consumer's part, into @p staging (column FIRST at its start) by
- *  stmatrix. An accumulator fragment's 8 x 8 piece (rows 16 warp + 8 hh .. + 7 of a 64-row half, columns
- *  8 jj .. + 7) is exactly an mma fragment: lane (g, t) holds row g, columns 2t and 2t + 1. Stored
+ *  columns [FIRST, FIRST + COLS) of the 64-row halves [H0, H0 + NH) of the consumer's part (rows H0 * 64 ..
+ *  (H0 + NH) * 64 - 1 from @p i0), into @p staging (column FIRST, row H0 * 64 at its start) by stmatrix.
+ *  An accumulator fragment's 8 x 8 piece (rows 16 warp + 8 hh .. + 7 of a 64-row half, columns 8 jj .. + 7)
+ *  is exactly an mma fragment: lane (g, t) holds row g, columns 2t and 2t + 1. Stored
  *  transposed, memory row c of the piece is column 8 jj + c of C: 8 rows of C, one 16-byte chunk of the
  *  column-major staging buffer. One stmatrix.x4 stores four pieces (two column groups by two row halves),
  *  8 values per thread, where 16-bit stores took 8 instructions; its 8 chunks per piece are 8 columns
  *  whose XOR swizzle puts them in 8 different groups of banks: no conflict.
  *  (FIRST and COLS are template arguments so that every accumulator index is a constant: an index the
  *  compiler cannot resolve would move all 128 accumulators to local memory.) */
-template <int CONSUMERS, int FIRST, int COLS>
+template <int H0, int NH, int FIRST, int COLS>
 __device__ __forceinline__ void stage_cols(const float acc[ACC], unsigned char *staging, int M, int N, float alpha,
                                            float beta, const __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
-    using T = tiling<CONSUMERS>;
+    constexpr int ROWS = NH * WG_M; /* the staging buffer's column */
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4;
     const int g = lane / 4, t = lane % 4;
     const int q = lane / 8, c = lane % 8; /* the piece, and its memory row, this lane gives the address of */
 #pragma unroll
-    for (int h = 0; h < T::HALVES; ++h)
+    for (int h = H0; h < H0 + NH; ++h)
 #pragma unroll
         for (int j = FIRST / 8; j < (FIRST + COLS) / 8; j += 2) {
             uint32_t r[4];
@@ -318,9 +347,10 @@ __device__ __forceinline__ void stage_cols(const float acc[ACC], unsigned char *
                 }
                 r[m] = pack_bf16x2(v[0], v[1]);
             }
-            /* lane (q, c) addresses column 8 (j + q / 2) + c - FIRST of the buffer, rows from h WG_M + 16 warp + 8 (q % 2) */
-            const int row0 = h * WG_M + 16 * warp + 8 * (q % 2), col = 8 * (j + q / 2) + c - FIRST;
-            stmatrix_x4_trans(staging + staged_offset<T::ROWS>(row0, col), r);
+            /* lane (q, c) addresses column 8 (j + q / 2) + c - FIRST of the buffer, rows from (h - H0) WG_M +
+             * 16 warp + 8 (q % 2) */
+            const int row0 = (h - H0) * WG_M + 16 * warp + 8 * (q % 2), col = 8 * (j + q / 2) + c - FIRST;
+            stmatrix_x4_trans(staging + staged_offset<ROWS>(row0, col), r);
         }
 }
 
@@ -330,31 +360,36 @@ __device__ __forceinline__ void stage_pass(const float acc[ACC], unsigned char *
                                            float beta, const __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
     using T = tiling<CONSUMERS>;
-    stage_cols<CONSUMERS, P * T::PASS_COLS, T::PASS_COLS>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+    stage_cols<0, T::HALVES, P * T::PASS_COLS, T::PASS_COLS>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
 }
 
-/** One quarter of the TMA epilogue: columns [Q * QUARTER_COLS, (Q + 1) * QUARTER_COLS) of the consumer's
- *  part go into half Q % 2 of its staging buffer, and one thread hands them to the TMA unit. Before the half
- *  is written, the store that last read it (two quarters before) must have read it: at most one store, the
- *  other half's, may still be reading. */
+/** One quarter of the TMA epilogue, 64 x 64 values of the consumer's part: of its 64 x 256 part
+ *  (cooperative), columns [Q * QUARTER_COLS, (Q + 1) * QUARTER_COLS); of its 128 x 128 tile (ping-pong,
+ *  @p PING), half Q / 2 of the rows and half Q % 2 of the columns. The quarter goes into half Q % 2 of the
+ *  staging buffer, and one thread hands it to the TMA unit. Before the half is written, the store that last
+ *  read it (two quarters before) must have read it: at most one store, the other half's, may still be
+ *  reading. */
 static_assert(4 * QUARTER_COLS == tiling<2>::BN && 2 * QUARTER_COLS * WG_M * ELEM == STAGING,
               "a consumer's 64 x 256 part is four quarters, and a quarter is half the staging buffer");
-template <int Q>
+static_assert(2 * WG_M == BM && 2 * QUARTER_COLS == tiling<1>::BN, "a 128 x 128 tile is four quarters too");
+template <int Q, bool PING>
 __device__ __forceinline__ void tma_quarter(const float acc[ACC], unsigned char *staging, int c,
                                             const CUtensorMap *map_c, int M, int N, float alpha, float beta,
                                             const __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
+    constexpr int H = PING ? Q / 2 : 0;                        /* the quarter's 64-row half of the part */
+    constexpr int COL = (PING ? Q % 2 : Q) * QUARTER_COLS;      /* and its first column */
     const bool issuer = threadIdx.x % WARPGROUP == 0;
     unsigned char *half = staging + Q % 2 * (STAGING / 2);
     if (issuer)
         bulk_wait_read<1>();
-    named_barrier(1 + c, WARPGROUP);
-    stage_cols<2, Q * QUARTER_COLS, QUARTER_COLS>(acc, half, M, N, alpha, beta, C, ldc, i0, j0);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP);
+    stage_cols<H, 1, COL, QUARTER_COLS>(acc, half, M, N, alpha, beta, C, ldc, i0, j0);
     fence_async_shared();
-    named_barrier(1 + c, WARPGROUP); /* the quarter is in the buffer, visible to TMA */
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP); /* the quarter is in the buffer, visible to TMA */
     if (issuer) {
-        if (i0 < M && j0 + Q * QUARTER_COLS < N) /* (a box wholly outside C would write nothing) */
-            tma_store_2d(map_c, i0, j0 + Q * QUARTER_COLS, half);
+        if (i0 + H * WG_M < M && j0 + COL < N) /* (a box wholly outside C would write nothing) */
+            tma_store_2d(map_c, i0 + H * WG_M, j0 + COL, half);
         bulk_commit();
     }
 }
@@ -389,52 +424,54 @@ enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2 };
 
 /**
  * The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0) (named barrier 1 + c:
- * the consumer's 128 threads only).
+ * the consumer's 128 threads only); with ping-pong (@p PING), for its own 128 x 128 tile.
  * EPI_TMA (two consumers): four quarters of 64 (m) x 64 (n) (tma_quarter), through the two 8 KB halves of
  * the staging buffer in turn; each half's layout is exactly the 128-byte swizzle of a TMA box of that size,
  * so one thread hands each quarter to the TMA unit (@p map_c) and the consumer goes on to stage the next
  * quarter in the other half while the store reads this one. (Two passes of 64 x 128 through the whole
  * buffer, the version before 2026-12-02's session 12, had to wait for the first store to read the buffer
  * before the second pass could be staged: 0.6-1% slower at 4096^3 to 8192^3, lesson 28.)
- * EPI_VECTORS: two passes of 64 x 128 (one consumer: 128 x 64) through the whole buffer; the consumer's
+ * EPI_VECTORS: two passes of 64 x 128 (one consumer, or ping-pong: 128 x 64) through the whole buffer; the consumer's
  * threads copy each pass out (copy_pass).
  */
-template <int CONSUMERS>
+template <int CONSUMERS, bool PING>
 __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, int c, int mode,
                                                 const CUtensorMap *map_c, int M, int N, float alpha, float beta,
                                                 __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
-    using T = tiling<CONSUMERS>;
-    static_assert(T::PASSES == 2, "two passes, written out below");
+    constexpr int G = PING ? 1 : CONSUMERS; /* the part's geometry: tiling<G> */
+    static_assert(tiling<G>::PASSES == 2, "two passes, written out below");
     if constexpr (CONSUMERS == 2) {
         if (mode == EPI_TMA) {
-            tma_quarter<0>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<1>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<2>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<3>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<0, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<1, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<2, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<3, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             return;
         }
     }
-    stage_pass<CONSUMERS, 0>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
-    named_barrier(1 + c, WARPGROUP); /* the pass is in the buffer */
-    copy_pass<CONSUMERS>(staging, 0, M, N, C, ldc, i0, j0);
-    named_barrier(1 + c, WARPGROUP); /* the buffer may be written again */
-    stage_pass<CONSUMERS, 1>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
-    named_barrier(1 + c, WARPGROUP);
-    copy_pass<CONSUMERS>(staging, 1, M, N, C, ldc, i0, j0);
-    named_barrier(1 + c, WARPGROUP);
+    stage_pass<G, 0>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP); /* the pass is in the buffer */
+    copy_pass<G>(staging, 0, M, N, C, ldc, i0, j0);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP); /* the buffer may be written again */
+    stage_pass<G, 1>(acc, staging, M, N, alpha, beta, C, ldc, i0, j0);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP);
+    copy_pass<G>(staging, 1, M, N, C, ldc, i0, j0);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP);
 }
 
 /**
  * The producer: one thread issues every slice of every work item of this block into the ring. @p it counts
  * slices across items: slice it goes to stage it % STAGES, whose previous use (slice it - STAGES) the
- * consumers must have released, in phase (it / STAGES - 1) % 2 of its empty barrier.
+ * consumers must have released, in phase (it / STAGES - 1) % 2 of its empty barrier. Tiles of tiling<G>
+ * (G: geometry<CONSUMERS, PING>; with ping-pong the items alternate between the consumers, which the
+ * producer need not know).
  */
-template <int STAGES, int CONSUMERS>
+template <int STAGES, int G>
 __device__ void produce(const CUtensorMap *map_a, const CUtensorMap *map_b, int M, int N, int K, int group_rows,
                         int clustered, const sk_plan &plan, unsigned char *ring, uint64_t *full, uint64_t *empty)
 {
-    using T = tiling<CONSUMERS>;
+    using T = tiling<G>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int half = T::BN / 2, rank = blockIdx.x % 2; /* (with clusters: B's halves, and this block's) */
     int it = 0;
@@ -507,7 +544,7 @@ __device__ void hand_over(const float acc[ACC], const sk_buffers &buf, int c)
     for (int i = 0; i < ACC / 4; ++i)
         __stcg(slot_of(buf, blockIdx.x, c, i), make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
     __threadfence();
-    named_barrier(1 + c, WARPGROUP);
+    named_barrier(EPILOGUE_BARRIER + c, WARPGROUP);
     if (threadIdx.x % WARPGROUP == 0)
         flag_release(&buf.flags[blockIdx.x * MAX_CONSUMERS + c], 1);
 }
@@ -527,7 +564,7 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
                     __trap();
             *flag = 0; /* (read once: the next call's piece sets it again) */
         }
-        named_barrier(1 + c, WARPGROUP); /* the consumer's threads see what the flag released */
+        named_barrier(EPILOGUE_BARRIER + c, WARPGROUP); /* the consumer's threads see what the flag released */
 #pragma unroll
         for (int i = 0; i < ACC / 4; ++i) {
             const float4 v = __ldcg(slot_of(buf, b, c, i));
@@ -542,14 +579,17 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
  * released slice by slice, so the producer refills it with the next item's slices during the epilogue.
  * With stream-K, a piece that does not end its tile hands its sums over instead, and the piece that
  * ends it adds them before its epilogue.
+ * With ping-pong (@p PING), consumer c takes items c, c + 2, ... whole, and steps its slice counter over
+ * the other consumer's items (their slices pass through the same ring).
  */
-template <int STAGES, int CONSUMERS, bool STAGED>
+template <int STAGES, int CONSUMERS, bool STAGED, bool PING>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
                         int clustered, const sk_plan &plan, const sk_buffers &buf, const unsigned char *ring,
                         unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
                         const CUtensorMap *map_c)
 {
-    using T = tiling<CONSUMERS>;
+    constexpr int G = PING ? 1 : CONSUMERS;
+    using T = tiling<G>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
     const int g = lane / 4, t = lane % 4;
@@ -558,17 +598,32 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
     work w;
     for (int k = 0; work_k(plan, blockIdx.x, gridDim.x, k, tiles_m, tiles_n, slices, group_rows, clustered, &w);
          ++k) {
+        if (PING && k % CONSUMERS != c) { /* the other consumer's item */
+            it += w.k1 - w.k0;
+            continue;
+        }
+        /* Ping-pong: the item's main loop waits until the other consumer has taken the last slice of the
+         * item before (it arrives on this consumer's turn barrier then). Not only for speed: the slice
+         * counter jumps over that item, and a wait on a full barrier two phases ahead of it would pass at
+         * once (a phase's parity is all an mbarrier wait compares), on the earlier item's data. */
+        if (PING && k > 0)
+            named_barrier(TURN_BARRIER + c, CONSUMERS * WARPGROUP);
         for (int s = w.k0; s < w.k1; ++s, ++it) {
             const int st = it % STAGES;
             bar_wait(&full[st], (it / STAGES) % 2);
             pin(acc);
             wgmma_fence();
-            multiply_slice<CONSUMERS>(acc, ring + st * T::STAGE, c, s == w.k0);
+            multiply_slice<G>(acc, ring + st * T::STAGE, c, s == w.k0);
             wgmma_commit();
             wgmma_wait<1>(); /* the slice before is done: its stage can be refilled */
             pin(acc);
             if (s > w.k0)
                 release(empty, (it - 1) % STAGES, clustered);
+        }
+        if (PING) { /* the other consumer's turn, if the block has another item (else no one would wait) */
+            work next;
+            if (work_k(plan, blockIdx.x, gridDim.x, k + 1, tiles_m, tiles_n, slices, group_rows, clustered, &next))
+                named_arrive(TURN_BARRIER + (c ^ 1), CONSUMERS * WARPGROUP);
         }
         wgmma_wait<0>();
         pin(acc);
@@ -582,9 +637,9 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             take_over(acc, buf, plan, w.tile - plan.whole, slices, c);
 
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
-        const int i0 = w.tm * BM + (CONSUMERS == 2 ? c * WG_M : 0), j0 = w.tn * T::BN;
+        const int i0 = w.tm * BM + (G == 2 ? c * WG_M : 0), j0 = w.tn * T::BN;
         if constexpr (STAGED) {
-            staged_epilogue<CONSUMERS>(acc, staging, c, mode, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            staged_epilogue<CONSUMERS, PING>(acc, staging, c, mode, map_c, M, N, alpha, beta, C, ldc, i0, j0);
         } else {
 #pragma unroll
             for (int h = 0; h < T::HALVES; ++h)
@@ -602,7 +657,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
 
 /** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
  *  same code: the grid (and the stream-K plan) decides how many tiles each block walks. */
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED>
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
 persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
@@ -616,7 +671,8 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
     if (threadIdx.x == 0) {
         for (int st = 0; st < STAGES; ++st) {
             bar_init(&full[st], 1);                      /* the producer's arrive.expect_tx (and the bytes) */
-            bar_init(&empty[st], clustered * CONSUMERS * WARPGROUP / WARP); /* every consumer warp, both blocks' */
+            /* every consumer warp, both blocks' (ping-pong: the warps of the one consumer a slice is for) */
+            bar_init(&empty[st], (PING ? 1 : clustered * CONSUMERS) * WARPGROUP / WARP);
         }
         bar_init_fence();
     }
@@ -630,14 +686,15 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
         if constexpr (REALLOC)
             setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce<STAGES, CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, plan, ring, full, empty);
+            produce<STAGES, PING ? 1 : CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, plan, ring, full,
+                                                  empty);
     } else {
         if constexpr (REALLOC)
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
-        unsigned char *staging = ring + STAGES * tiling<CONSUMERS>::STAGE + (wg - 1) * STAGING;
-        consume<STAGES, CONSUMERS, STAGED>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf, ring,
-                                           staging, full, empty, wg - 1, mode, &map_c);
+        unsigned char *staging = ring + STAGES * geometry<CONSUMERS, PING>::STAGE + (wg - 1) * STAGING;
+        consume<STAGES, CONSUMERS, STAGED, PING>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf,
+                                                 ring, staging, full, empty, wg - 1, mode, &map_c);
     }
     if (clustered == 2)
         cluster_sync(); /* no block leaves while its peer may still arrive on its barriers */
@@ -734,9 +791,14 @@ static void require_sm90(void)
     checked = 1;
 }
 
-/** The block tile's columns and a stage's bytes with the --param consumers of this call. */
-static int block_n(void) { return consumers == 1 ? tiling<1>::BN : tiling<2>::BN; }
-static int stage_bytes(void) { return consumers == 1 ? tiling<1>::STAGE : tiling<2>::STAGE; }
+/** Whether this call's consumers play ping-pong: the setting, where the schedule allows it (two consumers
+ *  to take turns, persistent blocks with items to share, no clusters). */
+static bool ping_on(void) { return pingpong && consumers == 2 && cluster == 1 && persistent; }
+
+/** The tile's columns, and a stage's bytes and count, with this call's settings. */
+static int block_n(void) { return consumers == 1 || ping_on() ? tiling<1>::BN : tiling<2>::BN; }
+static int stage_bytes(void) { return consumers == 1 || ping_on() ? tiling<1>::STAGE : tiling<2>::STAGE; }
+static int ring_stages(void) { return ping_on() ? ping_stages(stages) : stages; }
 
 /** The SMs of the current GPU (asked once): a persistent grid's size. */
 static int sm_count(void)
@@ -766,7 +828,7 @@ static sk_plan sk_plan_of(int tiles, int slices, int grid)
 {
     sk_plan plan = {tiles, 0};
     const int rest = tiles % grid;
-    if (streamk == 0 || cluster != 1 || !persistent || rest == 0)
+    if (streamk == 0 || cluster != 1 || !persistent || ping_on() || rest == 0)
         return plan;
     const int span = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
     const double saving = 1.0 - (double)span / slices; /* of a round: the last one takes span slices */
@@ -830,12 +892,14 @@ struct call {
     int mode;          /**< the epilogue (EPI_*), as epilogue_mode chose it */
 };
 
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void launch_kernel(const struct call &a)
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING>
+static void launch_kernel(const struct call &a)
 {
-    using T = tiling<CONSUMERS>;
+    using T = tiling<CONSUMERS>;       /* the block's threads */
+    using G = geometry<CONSUMERS, PING>; /* its tiles and stages */
     static int opted_in = 0;
-    const int bytes = STAGES * T::STAGE + (STAGED ? CONSUMERS * STAGING : 0) + ALIGN_SLACK;
-    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED>;
+    const int bytes = STAGES * G::STAGE + (STAGED ? CONSUMERS * STAGING : 0) + ALIGN_SLACK;
+    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED, PING>;
     if (!opted_in) {
         int device = 0, limit = 0;
         cuda_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -848,8 +912,8 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
                    "opting in to the ring's shared memory");
         opted_in = 1;
     }
-    if (cluster == 1) {
-        const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, T::BN);
+    if (cluster == 1 || PING) {
+        const int tiles = ceil_div(a.M, BM) * ceil_div(a.N, G::BN);
         const sk_plan plan = sk_plan_of(tiles, ceil_div(a.K, BK), sm_count());
         const int blocks = grid_of(tiles, plan, sm_count());
         if (plan.span == 0) {
@@ -876,7 +940,7 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
     cudaLaunchConfig_t config = {};
     config.blockDim = dim3(T::THREADS), config.dynamicSmemBytes = bytes, config.attrs = &attribute;
     config.numAttrs = 1;
-    const int pairs = ceil_div(ceil_div(a.M, BM), MAX_CLUSTER) * ceil_div(a.N, T::BN);
+    const int pairs = ceil_div(ceil_div(a.M, BM), MAX_CLUSTER) * ceil_div(a.N, G::BN);
     int clusters = pairs;
     if (persistent) { /* as many clusters as can be resident at once (not every SM need find a partner) */
         config.gridDim = dim3(MAX_CLUSTER * pairs);
@@ -893,15 +957,20 @@ template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED> static void laun
                "launching the clustered kernel");
 }
 
-/** The kernel of the settings: consumers x setmaxnreg, for a given ring and epilogue. */
+/** The kernel of the settings: consumers x setmaxnreg x ping-pong, for a given ring and epilogue (STAGES
+ *  of 48 KB, or with ping-pong their bytes in stages of 32 KB). */
 template <int STAGES, bool STAGED> static void launch_staged(const struct call &a)
 {
     if (consumers == 1) /* 256 threads may hold 255 registers each: nothing to reallocate */
-        launch_kernel<STAGES, 1, false, STAGED>(a);
+        launch_kernel<STAGES, 1, false, STAGED, false>(a);
+    else if (ping_on() && realloc_regs)
+        launch_kernel<ping_stages(STAGES), 2, true, STAGED, true>(a);
+    else if (ping_on())
+        launch_kernel<ping_stages(STAGES), 2, false, STAGED, true>(a);
     else if (realloc_regs)
-        launch_kernel<STAGES, 2, true, STAGED>(a);
+        launch_kernel<STAGES, 2, true, STAGED, false>(a);
     else
-        launch_kernel<STAGES, 2, false, STAGED>(a);
+        launch_kernel<STAGES, 2, false, STAGED, false>(a);
 }
 
 template <int STAGES> static void launch_stages(const struct call &a)
@@ -914,9 +983,9 @@ template <int STAGES> static void launch_stages(const struct call &a)
 
 /**
  * The epilogue this call can have, at most the setting's: the TMA store needs two consumers (its box is a
- * quarter of a consumer's 64-row part) and C addressable by a swizzled tensor map (base 128-byte aligned, columns a
- * multiple of 16 bytes apart); the staged copy's 16-byte stores need 16-byte aligned columns; else the
- * direct epilogue (C's leading dimension 4095, say).
+ * quarter of a consumer's 64-row part, or of its 128 x 128 tile with ping-pong) and C addressable by a
+ * swizzled tensor map (base 128-byte aligned, columns a multiple of 16 bytes apart); the staged copy's
+ * 16-byte stores need 16-byte aligned columns; else the direct epilogue (C's leading dimension 4095, say).
  */
 static int epilogue_mode(const bf16_bits *C, int M, int ldc)
 {
@@ -966,23 +1035,26 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
             !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad) &&
             !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
-            !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad))
+            !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad) &&
+            !step_param_int(params[t], "pingpong", 0, 1, &pingpong, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2, streamk=0|1|2";
+                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2, streamk=0|1|2, pingpong=0|1";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
-    const int bytes = stages * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
+    const int bytes = ring_stages() * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
     snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d cluster=%d streamk=%d%s "
-             "epilogue=%d (%s; %d KB of shared memory); block tile %dx%dx%d", persistent, consumers, realloc_regs,
-             stages, group, cluster, streamk,
-             streamk != 0 && (cluster != 1 || !persistent) ? " (off: it needs persistent=1 cluster=1)" : "",
-             epilogue,
+             "pingpong=%d%s epilogue=%d (%s; %d KB of shared memory); %s tile %dx%dx%d, %d stages", persistent,
+             consumers, realloc_regs, stages, group, cluster, streamk,
+             streamk != 0 && (cluster != 1 || !persistent) ? " (off: it needs persistent=1 cluster=1)"
+             : streamk != 0 && ping_on()                   ? " (off with ping-pong)"
+                                                           : "",
+             pingpong, pingpong && !ping_on() ? " (off: it needs consumers=2 persistent=1 cluster=1)" : "", epilogue,
              epilogue == EPI_TMA       ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
                                        : "direct",
-             bytes / 1024, BM, block_n(), BK);
+             bytes / 1024, ping_on() ? "each consumer's" : "block", BM, block_n(), BK, ring_stages());
     return NULL;
 }
 
