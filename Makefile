@@ -35,7 +35,9 @@ BLAS_CFLAGS ?= $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   ?= $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
 
 CFLAGS   ?= -O2
-override CFLAGS += -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Icommon -MMD -MP
+# (an undeclared function is an error, not a warning: built against another BLAS's <cblas.h>, a call to
+# openblas_get_config() would otherwise link, return a truncated pointer and crash at run time)
+override CFLAGS += -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Werror=implicit-function-declaration -Icommon -MMD -MP
 NVFLAGS  ?= -O3
 # (g++ warns about members a designated initializer leaves out; C defines them as zero, and the
 # step descriptions rely on that, so that one warning is off.)
