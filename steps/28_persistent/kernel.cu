@@ -26,6 +26,9 @@
  *    shared memory (stmatrix, transposed: 8 values per thread and instruction), and one of its threads
  *    hands each 64 x 64 quarter to the TMA unit (a TMA store), which writes C while the consumer stages
  *    the next quarter in the other half of its buffer.
+ *    `epilogue=3`: as 2, but the last two quarters go into the tile's last stage of the ring, lent to the
+ *    epilogue (both consumers are done with it) and handed back to the producer during the next tile's
+ *    first slice, once the stores have read it: no quarter waits for an earlier store's reads.
  *    `epilogue=1`: the same tile, written out by the consumer's threads with 16-byte stores; `epilogue=0`:
  *    step 27's, straight from the registers.
  *
@@ -53,7 +56,7 @@
  * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8), `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
+ * `group=1|4|8|16` (8), `epilogue=0|1|2|3` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -128,7 +131,9 @@ static_assert(ping_stages(2) == 3 && ping_stages(4) == 6, "2, 3, 4 stages of 48 
 
 static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
 static int pingpong = 0; /* --param pingpong=: 1 each consumer on its own tile (with consumers=2 cluster=1) */
-static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
+/* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA, 3 as 2 with the tile's
+ * last stage lent as more staging */
+static int epilogue = 2;
 static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
 static int streamk = 1; /* --param streamk=: 0 never, 1 where it saves enough of a round (sk_plan_of), 2 always */
@@ -289,8 +294,8 @@ __device__ __forceinline__ void named_arrive(int id, int count)
 }
 
 /** The named barriers: 1 + c, consumer c's own (its epilogue); with ping-pong, TURN + c, consumer c's turn
- *  to multiply (its 128 threads wait, the other consumer's 128 arrive). */
-enum { EPILOGUE_BARRIER = 1, TURN_BARRIER = 3 };
+ *  to multiply (its 128 threads wait, the other consumer's 128 arrive); both consumers' (EPI_LENT). */
+enum { EPILOGUE_BARRIER = 1, TURN_BARRIER = 3, BOTH_CONSUMERS_BARRIER = 5 };
 
 /** The byte offset of element (row, col) in a consumer's staging buffer: column-major, ROWS * ELEM bytes a
  *  column, the 16-byte chunks of column col permuted by XOR with col % 8 (the TMA unit's 128-byte
@@ -365,23 +370,22 @@ __device__ __forceinline__ void stage_pass(const float acc[ACC], unsigned char *
 
 /** One quarter of the TMA epilogue, 64 x 64 values of the consumer's part: of its 64 x 256 part
  *  (cooperative), columns [Q * QUARTER_COLS, (Q + 1) * QUARTER_COLS); of its 128 x 128 tile (ping-pong,
- *  @p PING), half Q / 2 of the rows and half Q % 2 of the columns. The quarter goes into half Q % 2 of the
- *  staging buffer, and one thread hands it to the TMA unit. Before the half is written, the store that last
- *  read it (two quarters before) must have read it: at most one store, the other half's, may still be
- *  reading. */
+ *  @p PING), half Q / 2 of the rows and half Q % 2 of the columns. The quarter goes into @p half (8 KB),
+ *  and one thread hands it to the TMA unit. Where the halves take turns (@p reused), the store that last
+ *  read this one (two quarters before) must have read it before it is written: at most one store, the
+ *  other half's, may still be reading. */
 static_assert(4 * QUARTER_COLS == tiling<2>::BN && 2 * QUARTER_COLS * WG_M * ELEM == STAGING,
               "a consumer's 64 x 256 part is four quarters, and a quarter is half the staging buffer");
 static_assert(2 * WG_M == BM && 2 * QUARTER_COLS == tiling<1>::BN, "a 128 x 128 tile is four quarters too");
 template <int Q, bool PING>
-__device__ __forceinline__ void tma_quarter(const float acc[ACC], unsigned char *staging, int c,
+__device__ __forceinline__ void tma_quarter(const float acc[ACC], unsigned char *half, bool reused, int c,
                                             const CUtensorMap *map_c, int M, int N, float alpha, float beta,
                                             const __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
     constexpr int H = PING ? Q / 2 : 0;                        /* the quarter's 64-row half of the part */
     constexpr int COL = (PING ? Q % 2 : Q) * QUARTER_COLS;      /* and its first column */
     const bool issuer = threadIdx.x % WARPGROUP == 0;
-    unsigned char *half = staging + Q % 2 * (STAGING / 2);
-    if (issuer)
+    if (issuer && reused) /* (@p half was read by the store two quarters before) */
         bulk_wait_read<1>();
     named_barrier(EPILOGUE_BARRIER + c, WARPGROUP);
     stage_cols<H, 1, COL, QUARTER_COLS>(acc, half, M, N, alpha, beta, C, ldc, i0, j0);
@@ -419,8 +423,12 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
     }
 }
 
-/** How the staged epilogue writes C (decided on the host from C's alignment and the settings). */
-enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2 };
+/** How the staged epilogue writes C (decided on the host from C's alignment and the settings). EPI_LENT is
+ *  EPI_TMA with the tile's last stage of the ring lent to the epilogue as more staging (two consumers on
+ *  one tile only). */
+enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3 };
+/** The part of a lent stage each consumer stages in: two quarters, 16 KB. */
+static_assert(2 * STAGING <= tiling<2>::STAGE, "both consumers' two quarters fit in one stage");
 
 /**
  * The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0) (named barrier 1 + c:
@@ -431,22 +439,37 @@ enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2 };
  * quarter in the other half while the store reads this one. (Two passes of 64 x 128 through the whole
  * buffer, the version before 2026-12-02's session 12, had to wait for the first store to read the buffer
  * before the second pass could be staged: 0.6-1% slower at 4096^3 to 8192^3, lesson 28.)
+ * EPI_LENT: the same four quarters, the first two into the staging buffer's halves and the last two into
+ * @p lent, the consumer's 16 KB of the tile's last stage (both consumers must be done reading that stage:
+ * a barrier of their 256 threads first). No quarter then waits for an earlier store to read its buffer;
+ * the stage goes back to the producer once the stores have read it (consume).
  * EPI_VECTORS: two passes of 64 x 128 (one consumer, or ping-pong: 128 x 64) through the whole buffer; the consumer's
  * threads copy each pass out (copy_pass).
  */
 template <int CONSUMERS, bool PING>
-__device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, int c, int mode,
-                                                const CUtensorMap *map_c, int M, int N, float alpha, float beta,
-                                                __nv_bfloat16 *C, int ldc, int i0, int j0)
+__device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned char *staging, unsigned char *lent,
+                                                int c, int mode, const CUtensorMap *map_c, int M, int N,
+                                                float alpha, float beta, __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
     constexpr int G = PING ? 1 : CONSUMERS; /* the part's geometry: tiling<G> */
     static_assert(tiling<G>::PASSES == 2, "two passes, written out below");
     if constexpr (CONSUMERS == 2) {
+        unsigned char *half0 = staging, *half1 = staging + STAGING / 2;
         if (mode == EPI_TMA) {
-            tma_quarter<0, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<1, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<2, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
-            tma_quarter<3, PING>(acc, staging, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<0, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<1, PING>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<2, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<3, PING>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            return;
+        }
+        if (mode == EPI_LENT) {
+            if (threadIdx.x % WARPGROUP == 0) /* (the last tile's stores have read the buffer long ago) */
+                bulk_wait_read<0>();
+            tma_quarter<0, PING>(acc, half0, false, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<1, PING>(acc, half1, false, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            named_barrier(BOTH_CONSUMERS_BARRIER, CONSUMERS * WARPGROUP); /* no wgmma reads the stage now */
+            tma_quarter<2, PING>(acc, lent, false, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            tma_quarter<3, PING>(acc, lent + STAGING / 2, false, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             return;
         }
     }
@@ -510,6 +533,19 @@ __device__ __forceinline__ void release(uint64_t *empty, int st, int clustered)
 {
     __syncwarp(); /* every lane of the warp is past its wait */
     if (threadIdx.x % WARP == 0) {
+        bar_arrive(&empty[st]);
+        if (clustered == 2)
+            bar_arrive_remote(&empty[st], blockIdx.x % 2 ^ 1);
+    }
+}
+
+/** EPI_LENT: the consumer's issuing thread hands back stage @p st, which its epilogue staged C in, once the
+ *  TMA stores it issued have read it: the arrivals of the consumer's four warps, made by that one thread
+ *  (an mbarrier counts arrivals, not who makes them). */
+__device__ __forceinline__ void release_lent(uint64_t *empty, int st, int clustered)
+{
+    bulk_wait_read<0>();
+    for (int w = 0; w < WARPGROUP / WARP; ++w) {
         bar_arrive(&empty[st]);
         if (clustered == 2)
             bar_arrive_remote(&empty[st], blockIdx.x % 2 ^ 1);
@@ -584,7 +620,7 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
  */
 template <int STAGES, int CONSUMERS, bool STAGED, bool PING>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
-                        int clustered, const sk_plan &plan, const sk_buffers &buf, const unsigned char *ring,
+                        int clustered, const sk_plan &plan, const sk_buffers &buf, unsigned char *ring,
                         unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
                         const CUtensorMap *map_c)
 {
@@ -593,8 +629,10 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
     const int g = lane / 4, t = lane % 4;
+    const bool issuer = threadIdx.x % WARPGROUP == 0;
     float acc[ACC];
     int it = 0;
+    int lent = -1; /* EPI_LENT: the stage the last epilogue staged C in, not yet handed back */
     work w;
     for (int k = 0; work_k(plan, blockIdx.x, gridDim.x, k, tiles_m, tiles_n, slices, group_rows, clustered, &w);
          ++k) {
@@ -619,6 +657,11 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             pin(acc);
             if (s > w.k0)
                 release(empty, (it - 1) % STAGES, clustered);
+            else if (lent >= 0) { /* the tiles's first products are under way: hand the lent stage back */
+                if (issuer)
+                    release_lent(empty, lent, clustered);
+                lent = -1;
+            }
         }
         if (PING) { /* the other consumer's turn, if the block has another item (else no one would wait) */
             work next;
@@ -627,7 +670,13 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
         }
         wgmma_wait<0>();
         pin(acc);
-        release(empty, (it - 1) % STAGES, clustered); /* the item's last slice */
+        /* the item's last slice: released now, or with EPI_LENT (where this item writes C) lent to the
+         * epilogue and handed back during the next item's first slice */
+        const bool lend = STAGED && mode == EPI_LENT && w.k1 == slices;
+        if (lend)
+            lent = (it - 1) % STAGES;
+        else
+            release(empty, (it - 1) % STAGES, clustered);
 
         if (w.k1 < slices) { /* stream-K: a piece before the tile's last */
             hand_over(acc, buf, c);
@@ -639,7 +688,9 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
         /* epilogue: thread t of warp w holds, per 64-row block h, rows 16w + g (+8) and columns 8j + 2t (+1) */
         const int i0 = w.tm * BM + (G == 2 ? c * WG_M : 0), j0 = w.tn * T::BN;
         if constexpr (STAGED) {
-            staged_epilogue<CONSUMERS, PING>(acc, staging, c, mode, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+            unsigned char *lent_part = lend ? ring + lent * T::STAGE + c * STAGING : NULL;
+            staged_epilogue<CONSUMERS, PING>(acc, staging, lent_part, c, mode, map_c, M, N, alpha, beta, C, ldc, i0,
+                                             j0);
         } else {
 #pragma unroll
             for (int h = 0; h < T::HALVES; ++h)
@@ -651,7 +702,9 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
                                alpha, beta, acc[h * (ACC / 2) + 4 * j + e]);
         }
     }
-    if (STAGED && mode == EPI_TMA && threadIdx.x % WARPGROUP == 0)
+    if (lent >= 0 && issuer) /* (the producer has no slice left for it; with clusters the peer may wait) */
+        release_lent(empty, lent, clustered);
+    if (STAGED && (mode == EPI_TMA || mode == EPI_LENT) && issuer)
         bulk_wait<0>(); /* the last stores are done before the block (and its shared memory) ends */
 }
 
@@ -991,10 +1044,12 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
 {
     const bool columns_aligned = (uintptr_t)C % TMA_ALIGN == 0 && ldc * ELEM % TMA_ALIGN == 0;
     int mode = epilogue;
+    if (mode == EPI_LENT && ping_on()) /* (a ping-pong consumer's last stage is not the tile's alone) */
+        mode = EPI_TMA;
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
      * a column of 14 bytes; see the lesson) */
-    if (mode == EPI_TMA && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
+    if ((mode == EPI_TMA || mode == EPI_LENT) && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
                             M % (TMA_ALIGN / ELEM) != 0))
         mode = EPI_VECTORS;
     if (mode == EPI_VECTORS && !columns_aligned)
@@ -1014,7 +1069,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.map_a = tensor_map(A, M, K, lda, WG_M, BK);            /* boxes of 64 (m) x 64 (k) */
     a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
     /* C's boxes: a quarter of a consumer's part, 64 (m) x 64 (n), swizzled as half its staging buffer */
-    a.map_c = a.mode == EPI_TMA ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
+    a.map_c = a.mode == EPI_TMA || a.mode == EPI_LENT ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
     switch (stages) {
     case 2: launch_stages<2>(a); break;
     case 3: launch_stages<3>(a); break;
@@ -1022,8 +1077,8 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     }
 }
 
-/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2 cluster=1|2
- *  streamk=0|1|2. */
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2|3 cluster=1|2
+ *  streamk=0|1|2 pingpong=0|1. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -1033,12 +1088,12 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "epilogue", 0, 2, &epilogue, &bad) &&
+            !step_param_int(params[t], "epilogue", 0, 3, &epilogue, &bad) &&
             !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
             !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad) &&
             !step_param_int(params[t], "pingpong", 0, 1, &pingpong, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2, cluster=1|2, streamk=0|1|2, pingpong=0|1";
+                  "group=1|4|8|16, epilogue=0|1|2|3, cluster=1|2, streamk=0|1|2, pingpong=0|1";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
@@ -1051,7 +1106,8 @@ static const char *configure(int nparams, const char *const *params, char *desc,
              : streamk != 0 && ping_on()                   ? " (off with ping-pong)"
                                                            : "",
              pingpong, pingpong && !ping_on() ? " (off: it needs consumers=2 persistent=1 cluster=1)" : "", epilogue,
-             epilogue == EPI_TMA       ? "staged, stored by TMA"
+             epilogue == EPI_LENT      ? "staged, stored by TMA, the tile's last stage lent as staging"
+             : epilogue == EPI_TMA     ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
                                        : "direct",
              bytes / 1024, ping_on() ? "each consumer's" : "block", BM, block_n(), BK, ring_stages());
