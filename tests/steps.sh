@@ -89,6 +89,22 @@ if gpu_steps | grep -qx 14_autotuned; then
         done
     done
 fi
+# Step 28's settings in the combinations its own paths depend on (run_variants above tries each value
+# alone): the ping-pong with four stages and with the other epilogues, the lent stage with clusters
+# (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring.
+STEP28_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
+               "--param pingpong=1 --param epilogue=0" "--param epilogue=3 --param cluster=2"
+               "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2")
+if gpu_steps | grep -qx 28_persistent; then
+    for combo in "${STEP28_COMBOS[@]}"; do
+        for ab in $SCALARS; do
+            # shellcheck disable=SC2086
+            run_shape_set "$(step_bin 28_persistent)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo
+            # shellcheck disable=SC2086
+            run_shape_set "$(step_bin 28_persistent)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo $PADDING
+        done
+    done
+fi
 for step in $(gpu_steps); do gpu_big_checks "$step"; done
 [ -n "$DRY" ] && echo "  GPU steps: $(( $(not_run_total) - NOT_RUN_BEFORE )) checks not run ($DRY)"
 DRY=""

@@ -42,9 +42,11 @@
  *    work item of the block, a 128 x 128 tile of its own (wgmma m64n128k16 on both 64-row halves, as with
  *    one consumer), so that while one writes its tile of C the other multiplies: the epilogue is hidden
  *    behind the other consumer's main loop instead of stopping the tensor cores. The ring keeps its bytes
- *    in stages of 32 KB (stages 2, 3, 4 become 3, 4, 6). The producer fills the ring in item order, so the
- *    two main loops take turns without a barrier of their own: item k + 1's first slice arrives only as
- *    item k's last ones are taken. (Without stream-K: it shares out tiles, not consumers' items.)
+ *    in stages of 32 KB (stages 2, 3, 4 become 3, 4, 6). The producer fills the ring in item order, and a
+ *    named barrier per consumer makes the two main loops take turns: a consumer starts an item once the
+ *    other has taken the last slice of the item before (consume says why this is needed for correctness).
+ *    Measured, it loses a quarter against the cooperative tile (lesson 28). (Without stream-K: it shares
+ *    out tiles, not consumers' items.)
  *
  *  - Stream-K on the last round (`streamk=1`, where it saves enough of a round; `2` always, `0` never): the
  *    tiles that do not make a whole round are shared out by slices of K, so that every block ends at about
@@ -244,8 +246,9 @@ __device__ __forceinline__ void pin(float d[ACC])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/** One consumer warpgroup's wgmmas for one slice in @p stage: 4 k-steps; with two consumers, consumer
- *  @p c's 64 rows by all 256 columns; with one, both 64-row halves by 128 columns. */
+/** One consumer warpgroup's wgmmas for one slice in @p stage: 4 k-steps; with two consumers on one tile
+ *  (CONSUMERS = 2), consumer @p c's 64 rows by all 256 columns; with one consumer, or a ping-pong
+ *  consumer on its own tile (CONSUMERS = 1, the geometry), both 64-row halves by 128 columns. */
 template <int CONSUMERS>
 __device__ __forceinline__ void multiply_slice(float acc[ACC], const unsigned char *stage, int c, bool first_slice)
 {
@@ -432,7 +435,8 @@ static_assert(2 * STAGING <= tiling<2>::STAGE, "both consumers' two quarters fit
 
 /**
  * The staged epilogue of consumer @p c for its ROWS x BN part of the tile at (i0, j0) (named barrier 1 + c:
- * the consumer's 128 threads only); with ping-pong (@p PING), for its own 128 x 128 tile.
+ * the consumer's 128 threads only; EPI_LENT also BOTH_CONSUMERS_BARRIER); with ping-pong (@p PING), for its
+ * own 128 x 128 tile.
  * EPI_TMA (two consumers): four quarters of 64 (m) x 64 (n) (tma_quarter), through the two 8 KB halves of
  * the staging buffer in turn; each half's layout is exactly the 128-byte swizzle of a TMA box of that size,
  * so one thread hands each quarter to the TMA unit (@p map_c) and the consumer goes on to stage the next
@@ -612,7 +616,9 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
 /**
  * Consumer @p c (0 or 1): for each work item of this block, the slices' wgmmas (each slice's committed as a
  * group; the slice before released once its group is done), then the tile's epilogue. The ring is
- * released slice by slice, so the producer refills it with the next item's slices during the epilogue.
+ * released slice by slice, so the producer refills it with the next item's slices during the epilogue
+ * (with EPI_LENT all but the item's last stage, which the epilogue borrows and the next item's first
+ * slice hands back).
  * With stream-K, a piece that does not end its tile hands its sums over instead, and the piece that
  * ends it adds them before its epilogue.
  * With ping-pong (@p PING), consumer c takes items c, c + 2, ... whole, and steps its slice counter over
@@ -657,7 +663,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             pin(acc);
             if (s > w.k0)
                 release(empty, (it - 1) % STAGES, clustered);
-            else if (lent >= 0) { /* the tiles's first products are under way: hand the lent stage back */
+            else if (lent >= 0) { /* the tile's first products are under way: hand the lent stage back */
                 if (issuer)
                     release_lent(empty, lent, clustered);
                 lent = -1;
@@ -876,7 +882,7 @@ static const double STREAMK_MIN_SAVING = 0.4, STREAMK_MIN_RUN = 0.5;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
  *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
- *  the schedule (clusters, or no persistence) or the saving says no. */
+ *  the schedule (clusters, no persistence, or ping-pong) or the saving says no. */
 static sk_plan sk_plan_of(int tiles, int slices, int grid)
 {
     sk_plan plan = {tiles, 0};
@@ -939,7 +945,7 @@ struct call {
     float beta;        /**< (C is not read when 0) */
     CUtensorMap map_a; /**< A's tensor map */
     CUtensorMap map_b; /**< B's tensor map */
-    CUtensorMap map_c; /**< C's, for mode EPI_TMA only (else a copy of map_a, unused) */
+    CUtensorMap map_c; /**< C's, for modes EPI_TMA and EPI_LENT only (else a copy of map_a, unused) */
     __nv_bfloat16 *C;  /**< C, column-major */
     int ldc;           /**< C's leading dimension */
     int mode;          /**< the epilogue (EPI_*), as epilogue_mode chose it */
@@ -959,8 +965,9 @@ static void launch_kernel(const struct call &a)
         cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                    "reading the shared-memory limit");
         if (bytes > limit)
-            step_cannot_run("stages=%d with a staged epilogue (%d) needs %d KB of shared memory per block; this "
-                            "GPU allows %d KB", STAGES, (int)STAGED, bytes / 1024, limit / 1024);
+            step_cannot_run("stages=%d (a ring of %d stages) with a staged epilogue (%d) needs %d KB of shared "
+                            "memory per block; this GPU allows %d KB", stages, STAGES, (int)STAGED, bytes / 1024,
+                            limit / 1024);
         cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                    "opting in to the ring's shared memory");
         opted_in = 1;
@@ -1049,8 +1056,9 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
      * a column of 14 bytes; see the lesson) */
-    if ((mode == EPI_TMA || mode == EPI_LENT) && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
-                            M % (TMA_ALIGN / ELEM) != 0))
+    const bool tma_store = mode == EPI_TMA || mode == EPI_LENT;
+    if (tma_store && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
+                      M % (TMA_ALIGN / ELEM) != 0))
         mode = EPI_VECTORS;
     if (mode == EPI_VECTORS && !columns_aligned)
         mode = EPI_DIRECT;
@@ -1068,7 +1076,8 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.C = reinterpret_cast<__nv_bfloat16 *>(C), a.ldc = ldc, a.mode = epilogue_mode(C, M, ldc);
     a.map_a = tensor_map(A, M, K, lda, WG_M, BK);            /* boxes of 64 (m) x 64 (k) */
     a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
-    /* C's boxes: a quarter of a consumer's part, 64 (m) x 64 (n), swizzled as half its staging buffer */
+    /* C's boxes: a quarter of a consumer's part (or of a ping-pong consumer's tile), 64 (m) x 64 (n),
+     * swizzled as half its staging buffer */
     a.map_c = a.mode == EPI_TMA || a.mode == EPI_LENT ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
     switch (stages) {
     case 2: launch_stages<2>(a); break;
@@ -1106,7 +1115,8 @@ static const char *configure(int nparams, const char *const *params, char *desc,
              : streamk != 0 && ping_on()                   ? " (off with ping-pong)"
                                                            : "",
              pingpong, pingpong && !ping_on() ? " (off: it needs consumers=2 persistent=1 cluster=1)" : "", epilogue,
-             epilogue == EPI_LENT      ? "staged, stored by TMA, the tile's last stage lent as staging"
+             epilogue == EPI_LENT      ? (ping_on() ? "staged, stored by TMA (as 2: no stage is lent with ping-pong)"
+                                                    : "staged, stored by TMA, the tile's last stage lent as staging")
              : epilogue == EPI_TMA     ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
                                        : "direct",

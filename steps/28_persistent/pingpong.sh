@@ -7,12 +7,14 @@
 # (each consumer on its own 128 x 128 tile, 6 stages of 32 KB), ping-pong with 4 stages (stages=3), and
 # one consumer on 128 x 128 (the ping-pong's tile without its second consumer), each beside cuBLAS BF16
 # in its own process. Writes DIR/turns.csv (setting,turn,m,n,k,gflops,cublas_gflops,ratio) and
-# DIR/meta.txt. Unchecked here: the tests verify every setting over the shape set.
+# DIR/meta.txt. Unchecked here: the tests verify each setting over the shape set, and the ping-pong with
+# four stages and with the other epilogues (tests/steps.sh).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200/step28_pingpong}
 [ -x build/step28 ] || { echo "pingpong: build first: make step28" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "pingpong: no CUDA device" >&2; exit 4; }
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null ||
+    { echo "pingpong: no CUDA device" >&2; exit 4; }
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
     { echo "pingpong: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
 mkdir -p "$DIR" || exit 2
@@ -20,7 +22,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SHAPES=4096,8192,6144,8192x1024x4096,1024x8192x4096
 { echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-  echo "command=steps/28_persistent/pingpong.sh $*"; echo "shapes=$SHAPES (the last two settings: 4096, 8192)"; } >"$DIR/meta.txt"
+  echo "command=steps/28_persistent/pingpong.sh $*"
+  echo "shapes=$SHAPES (the last two settings: 4096, 8192)"; } >"$DIR/meta.txt"
 status=0
 echo "setting,turn,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/turns.csv"
 for turn in 1 2 3; do
