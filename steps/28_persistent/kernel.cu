@@ -122,10 +122,11 @@ template <int CONSUMERS> struct tiling {
     static constexpr int CHUNKS = ROWS * ELEM / CHUNK;             /**< 16-byte chunks per column: 8 or 16 */
 };
 
-/** The tile geometry a consumer works on: a 64-row part of the block's 128 x 256 tile
- *  (cooperative, two consumers), the whole 128 x 128 tile (one consumer), or with
- *  ping-pong (@p PING) a 128 x 128 tile of its own, one consumer's geometry however many there are. */
-template <int CONSUMERS, bool PING> using geometry = tiling<PING ? 1 : CONSUMERS>;
+/** The tile geometry a consumer works on, as tiling<geometry_of(...)>: a 64-row part of the block's
+ *  128 x 256 tile (cooperative, two consumers), the whole 128 x 128 tile (one consumer), or with
+ *  ping-pong (@p ping) a 128 x 128 tile of its own, one consumer's geometry however many there are. */
+__host__ __device__ constexpr int geometry_of(int consumers, bool ping) { return ping ? 1 : consumers; }
+template <int CONSUMERS, bool PING> using geometry = tiling<geometry_of(CONSUMERS, PING)>;
 
 /** Ping-pong's ring: the bytes of @p stages cooperative stages of 48 KB, in stages of 32 KB. */
 constexpr int ping_stages(int stages) { return stages * tiling<2>::STAGE / tiling<1>::STAGE; }
@@ -455,7 +456,7 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
                                                 int c, int mode, const CUtensorMap *map_c, int M, int N,
                                                 float alpha, float beta, __nv_bfloat16 *C, int ldc, int i0, int j0)
 {
-    constexpr int G = PING ? 1 : CONSUMERS; /* the part's geometry: tiling<G> */
+    constexpr int G = geometry_of(CONSUMERS, PING); /* the part's geometry: tiling<G> */
     static_assert(tiling<G>::PASSES == 2, "two passes, written out below");
     if constexpr (CONSUMERS == 2) {
         unsigned char *half0 = staging, *half1 = staging + STAGING / 2;
@@ -491,7 +492,7 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
  * The producer: one thread issues every slice of every work item of this block into the ring. @p it counts
  * slices across items: slice it goes to stage it % STAGES, whose previous use (slice it - STAGES) the
  * consumers must have released, in phase (it / STAGES - 1) % 2 of its empty barrier. Tiles of tiling<G>
- * (G: geometry<CONSUMERS, PING>; with ping-pong the items alternate between the consumers, which the
+ * (G: geometry_of(CONSUMERS, PING); with ping-pong the items alternate between the consumers, which the
  * producer need not know).
  */
 template <int STAGES, int G>
@@ -630,7 +631,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
                         unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
                         const CUtensorMap *map_c)
 {
-    constexpr int G = PING ? 1 : CONSUMERS;
+    constexpr int G = geometry_of(CONSUMERS, PING);
     using T = tiling<G>;
     const int tiles_m = tiles_along(M, BM), tiles_n = tiles_along(N, T::BN), slices = tiles_along(K, BK);
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4; /* warp of its warpgroup */
@@ -745,8 +746,8 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
         if constexpr (REALLOC)
             setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce<STAGES, PING ? 1 : CONSUMERS>(&map_a, &map_b, M, N, K, group_rows, clustered, plan, ring, full,
-                                                  empty);
+            produce<STAGES, geometry_of(CONSUMERS, PING)>(&map_a, &map_b, M, N, K, group_rows, clustered, plan, ring,
+                                                          full, empty);
     } else {
         if constexpr (REALLOC)
             setmaxnreg_inc<CONSUMER_REGS>();
