@@ -126,6 +126,7 @@ template <int CONSUMERS> struct tiling {
  *  128 x 256 tile (cooperative, two consumers), the whole 128 x 128 tile (one consumer), or with
  *  ping-pong (@p ping) a 128 x 128 tile of its own, one consumer's geometry however many there are. */
 __host__ __device__ constexpr int geometry_of(int consumers, bool ping) { return ping ? 1 : consumers; }
+/** The tiling of that geometry, for a kernel of @p CONSUMERS consumers, ping-pong or not (@p PING). */
 template <int CONSUMERS, bool PING> using geometry = tiling<geometry_of(CONSUMERS, PING)>;
 
 /** Ping-pong's ring: the bytes of @p stages cooperative stages of 48 KB, in stages of 32 KB. */
