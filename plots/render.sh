@@ -17,6 +17,7 @@
 #   roofline_tc      the same for the tensor-core steps (BF16), under the tensor-core ceilings
 #                    that build/tc_peak measured (tc_peak.csv: wgmma and mma.sync)
 #   threads_part2    the CPU steps against OpenBLAS on one thread and on all threads
+#   threads_scaling  lesson 21's threads against OpenBLAS (plots/threads.sh), where scaling.sh's data is
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
 #   wins_gpu, wins_cpu  the autotuned GPU step, or the CPU prefetch and threads steps, against their baseline,
 #                    ratio against size (plots/wins.sh)
@@ -272,6 +273,10 @@ fi
 # Lesson 22's charts (the split, the timeline), where steps/22_hybrid/measure.sh's data is.
 if [ -s "$DATA/step22_split.csv" ] || [ -s "$DATA/step22_timeline.csv" ]; then
     plots/hybrid.sh "$DATA" "$OUT" || status=1
+fi
+# Lesson 21's thread scaling, where steps/21_cpu_threads/scaling.sh's data is.
+if [ -s "$DATA/step21_threads.csv" ]; then
+    plots/threads.sh "$DATA" "$OUT" || status=1
 fi
 # Where the tuned steps win and lose against their baseline (ratio against size), where their data is.
 plots/wins.sh "$DATA" "$OUT" || status=1

@@ -81,6 +81,30 @@ out=$(steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
     pass "steps/28_persistent/cycles.sh refuses a malformed list of K: exit 2, one line" ||
     fail "steps/28_persistent/cycles.sh with K = 1,,2: exit $rc, '$out'"
 
+# Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
+# threads column), refusing a bad size in one line; plots/threads.sh charts the committed host data.
+if steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 96 1 2 >"$TMP_ART/thr.log" 2>&1 &&
+    [ "$(awk -F, 'NR > 1 && $14 == "PASS" && $NF == NR - 1' "$TMP_ART/thr/step21_threads.csv" | wc -l)" -eq 2 ]; then
+    pass "steps/21_cpu_threads/scaling.sh: 1 and 2 threads at 96^3, checked, with a threads column"
+else
+    fail "steps/21_cpu_threads/scaling.sh 96 1 2: $(tail -n 1 "$TMP_ART/thr.log")"
+fi
+out=$(steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 4k 2>&1); rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+    pass "steps/21_cpu_threads/scaling.sh refuses a size of 4k: exit 2, one line" ||
+    fail "steps/21_cpu_threads/scaling.sh with size 4k: exit $rc, '$out'"
+THR_DATA=plots/data/intel-xeon-processor-fam6-mod207-avx512-16c
+if [ -s "$THR_DATA/step21_threads.csv" ]; then
+    if ! command -v gnuplot >/dev/null 2>&1; then
+        not_run 1 "plots/threads.sh: gnuplot is not installed here (apt-get install gnuplot-nox)"
+    elif plots/threads.sh "$THR_DATA" "$TMP_ART/thrchart" >"$TMP_ART/thrchart.log" 2>&1 &&
+        [ -s "$TMP_ART/thrchart/threads_scaling.png" ] && [ -s "$TMP_ART/thrchart/threads_scaling.svg" ]; then
+        pass "plots/threads.sh charts the host's committed thread scaling"
+    else
+        fail "plots/threads.sh on $THR_DATA: $(tail -n 1 "$TMP_ART/thrchart.log")"
+    fi
+fi
+
 plots/readme_table.sh --check >"$TMP_ART/table.log" 2>&1 && pass "README step table matches the committed data" ||
     fail "README step table is stale: $(sed -n 2p "$TMP_ART/table.log")"
 plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 &&

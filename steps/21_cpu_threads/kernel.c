@@ -5,12 +5,16 @@
  * Step 20 on every core. Which loop to split: each thread needs its own packed
  * block of A (an L2 of its own) and all of them can share the packed panel of B
  * (L3, shared). So the threads first pack B together (each a share of its NR
- * panels), wait for each other, then split loop 3, the MC blocks of rows of C:
+ * panels), wait for each other, then split loop 3, the blocks of rows of C:
  * every thread packs its own A block and updates its own rows of C, with no
- * two threads ever writing the same element. The blocks are of equal height
- * (at most MC, a multiple of MR), as many as a whole number of rounds of the
- * threads needs, so that no thread waits for another at the end of loop 3
- * (a block has at least MR rows: at M < threads * MR some threads get none). `OMP_NUM_THREADS`
+ * two threads ever writing the same element. Cores do not run at one speed
+ * (on the H200's host, equal shares left the threads 18-23% of their time at
+ * the barriers), so the blocks are not dealt out in equal shares: they shrink
+ * as the rows run out (guided self-scheduling), and each thread takes the next
+ * one when it finishes its last (`--param blocks=equal` deals equal shares, the
+ * first version of this step). Two packed blocks of B, filled by turns, leave
+ * one barrier per slice instead of two (`--param bufs=1`: one block, two
+ * barriers). `--param waits=1` prints where the threads' time went. `OMP_NUM_THREADS`
  * sets the number of threads (default: one per core), and the baseline, OpenBLAS,
  * runs on as many. Each thread keeps its own packing buffer across calls.
  *
@@ -279,11 +283,14 @@ __attribute__((target("avx512f"))) static void kernel_avx512_16x12(int kc, doubl
 #endif
 
 /* The packing buffers, kept from call to call and grown when a call needs more (64-byte aligned,
- * host_alloc), freed at exit: one packed block of A per thread, one shared panel of B. */
+ * host_alloc), freed at exit: one packed block of A per thread, and two shared blocks of B, which the
+ * (jc, pc) slices fill in turn (one with --param bufs=1: launch says what the second one saves). */
+enum { MAX_B_BUFFERS = 2 };
+static int b_buffers = 2;
 static struct {
-    double **Ap, *Bp;
-    size_t *a_len, b_len; /* doubles */
-    int threads;          /* entries of Ap and a_len */
+    double **Ap, *Bp[MAX_B_BUFFERS];
+    size_t *a_len, b_len[MAX_B_BUFFERS]; /* doubles */
+    int threads;                         /* entries of Ap and a_len */
 } packs;
 
 static void free_packs(void)
@@ -292,7 +299,52 @@ static void free_packs(void)
         host_free(packs.Ap[t]);
     host_free(packs.Ap);
     host_free(packs.a_len);
-    host_free(packs.Bp);
+    for (int b = 0; b < MAX_B_BUFFERS; ++b)
+        host_free(packs.Bp[b]);
+}
+
+/* --param waits=1: where each thread's time goes inside the parallel region, summed over every call
+ * and printed at exit. A phase ends at the thread's next mark, so the waits are the time between a
+ * thread's last piece of work and the barrier letting it go on. */
+enum phase { PHASE_SCALE_C, PHASE_PACK_B, PHASE_WAIT_B, PHASE_UPDATE, PHASE_WAIT_END, PHASES };
+static const char *const phase_names[PHASES] = {"C = beta*C and its barrier", "packing B", "waiting for B",
+                                                "packing A + micro-kernels", "waiting at the slice's end"};
+enum { PHASE_STRIDE = LINE_BYTES / sizeof(double) }; /* one cache line per thread: no false sharing */
+static struct {
+    int on;
+    long calls;
+    double *seconds; /* threads x PHASE_STRIDE: thread t's phase p at [t * PHASE_STRIDE + p] */
+} waits;
+
+/** Add the time since @p *mark to thread @p t's phase @p p and move the mark (nothing unless waits=1). */
+static inline void account(int t, enum phase p, double *mark)
+{
+    if (!waits.on)
+        return;
+    const double now = omp_get_wtime();
+    waits.seconds[(size_t)t * PHASE_STRIDE + p] += now - *mark;
+    *mark = now;
+}
+
+/** At exit: each phase's share of the threads' time, the mean over the threads and the range. */
+static void print_waits(void)
+{
+    double total = 0.0;
+    for (int t = 0; t < packs.threads; ++t)
+        for (int p = 0; p < PHASES; ++p)
+            total += waits.seconds[(size_t)t * PHASE_STRIDE + p];
+    fprintf(stderr, "step 21 waits=1: %d threads, %ld calls, bufs=%d; share of the threads' time in the parallel "
+            "region (mean of the threads, least-most):\n", packs.threads, waits.calls, b_buffers);
+    for (int p = 0; p < PHASES && total > 0.0; ++p) {
+        double sum = 0.0, lo = 1.0, hi = 0.0;
+        for (int t = 0; t < packs.threads; ++t) {
+            const double share = waits.seconds[(size_t)t * PHASE_STRIDE + p] * packs.threads / total;
+            sum += share, lo = share < lo ? share : lo, hi = share > hi ? share : hi;
+        }
+        fprintf(stderr, "  %-28s %6.2f%%  (%.2f-%.2f%%)\n", phase_names[p], 100.0 * sum / packs.threads, 100.0 * lo,
+                100.0 * hi);
+    }
+    host_free(waits.seconds);
 }
 
 /** @p *buf with room for @p need doubles: the old one if it is large enough, else a new one. */
@@ -384,26 +436,76 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
     }
 }
 
+/* How loop 3's blocks of rows are dealt to the threads (--param blocks=). EQUAL: as many blocks per
+ * thread (rounds) as blocks of at most MC rows need, all of one height (a multiple of MR), dealt
+ * statically: rounds * threads of them. Blocks of MC rows alone leave threads idle: at M = 8192 on 16
+ * threads, 18 blocks of 480 rows gave 2 threads two blocks and 14 one (0.67 of OpenBLAS on the H200
+ * host). But equal shares finish together only on cores of equal speed, and the host's are not: with
+ * equal blocks its threads spent 18-23% of their time at the barriers (lesson 21, waits=1). GUIDED:
+ * each block is the rows left divided by GUIDED_SHARES * threads (rounded up to MR, at most MC), so
+ * the blocks shrink as the rows run out, and the threads take them one at a time as they finish
+ * (schedule(dynamic)): a fast core takes more, and the last blocks, MR rows, end close together. */
+enum deal { BLOCKS_EQUAL, BLOCKS_GUIDED };
+enum { GUIDED_SHARES = 2 };
+static int deal = BLOCKS_GUIDED;
+static struct {
+    int *start; /* block b is rows start[b] .. start[b + 1] - 1 */
+    size_t cap; /* entries of start */
+} blocks;
+
+/** Cut @p M rows into blocks as @p deal says; returns their number. The first is the tallest. */
+static int cut_blocks(int M, int threads, int MR)
+{
+    const size_t need = (size_t)(M + MR - 1) / MR + 2; /* at most one block per MR rows, and the end */
+    if (need > blocks.cap) {
+        host_free(blocks.start);
+        blocks.start = host_alloc(need * sizeof *blocks.start, "blocks of rows");
+        blocks.cap = need;
+    }
+    const int top = MC / MR * MR > MR ? MC / MR * MR : MR; /* the tallest block: MC, a multiple of MR */
+    int equal = 0;
+    if (deal == BLOCKS_EQUAL) {
+        const int mc_blocks = (M + MC - 1) / MC, rounds = (mc_blocks + threads - 1) / threads;
+        const int per_block = (M + rounds * threads - 1) / (rounds * threads); /* rows, before rounding */
+        equal = (per_block + MR - 1) / MR * MR;
+    }
+    int n = 0;
+    for (int row = 0; row < M; ++n) {
+        int height = equal;
+        if (deal == BLOCKS_GUIDED) {
+            const int left = M - row, shares = GUIDED_SHARES * threads;
+            height = min_int(top, ((left + shares - 1) / shares + MR - 1) / MR * MR);
+        }
+        blocks.start[n] = row;
+        row += min_int(height, M - row);
+    }
+    blocks.start[n] = M;
+    return n;
+}
+
+static void free_blocks(void)
+{
+    host_free(blocks.start);
+}
+
 static void launch(int M, int N, int K, double alpha, const double *A, int lda, const double *B, int ldb,
                    double beta, double *C, int ldc)
 {
     const int MR = cfg.MR, NR = cfg.NR, threads = packs.threads;
-    /* schedule(static) gives each thread blocks / threads of the blocks, the first blocks % threads one
-     * more, and the call lasts as long as the busiest thread. So: as many blocks per thread (rounds) as
-     * blocks of at most MC rows need, and then blocks of equal height, a multiple of MR, rounds * threads
-     * of them. Blocks of MC rows alone leave threads idle: at M = 8192 on 16 threads, 18 blocks of 480
-     * rows give 2 threads two blocks and 14 one (0.67 of OpenBLAS on the H200 host); 32 blocks of 256
-     * rows give every thread two. */
-    const int mc_blocks = (M + MC - 1) / MC, rounds = (mc_blocks + threads - 1) / threads;
-    const int per_block = (M + rounds * threads - 1) / (rounds * threads); /* rows, before rounding */
-    const int mc_block = (per_block + MR - 1) / MR * MR;
+    const int nblocks = cut_blocks(M, threads, MR), *start = blocks.start;
+    const int mc_block = start[1] - start[0]; /* the tallest block */
+    omp_set_schedule(deal == BLOCKS_GUIDED ? omp_sched_dynamic : omp_sched_static, deal == BLOCKS_GUIDED);
     /* Whole panels: the packs are padded to multiples of MR rows and NR columns. */
     const int nc_max = min_int(NC, N), kc_max = min_int(KC, K);
-    double *Bp = pack_buffer(&packs.Bp, &packs.b_len, (size_t)(nc_max + NR) * kc_max, "packed B");
+    double *Bps[MAX_B_BUFFERS];
+    for (int b = 0; b < b_buffers; ++b)
+        Bps[b] = pack_buffer(&packs.Bp[b], &packs.b_len[b], (size_t)(nc_max + NR) * kc_max, "packed B");
+    waits.calls++;
 
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num();
+        double mark = waits.on ? omp_get_wtime() : 0.0; /* the start of the thread's current phase */
         double *Ap = pack_buffer(&packs.Ap[t], &packs.a_len[t], (size_t)(mc_block + MR) * kc_max, "packed A");
         /* C = beta * C, columns split over the threads (C not read if beta == 0). Nothing to do when beta
          * == 1, as in BLAS: Part III calls this step once per panel of K with beta = 1 after the first. */
@@ -415,28 +517,48 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
                     c[i] = beta == 0.0 ? 0.0 : beta * c[i];
             }
         }
+        account(t, PHASE_SCALE_C, &mark);
         /* LAB-BEGIN: step 20's jc, pc loops: B's panels packed by all (omp for), then the MC blocks split (omp for) */
-        /* LAB-STUB: (void)Ap, (void)Bp, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb; */
+        /* LAB-STUB: (void)Ap, (void)Bps, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb; */
         /* LAB-STUB: (void)pack_a, (void)pack_b, (void)macro_kernel; */
+        int slice = 0; /* (jc, pc) slices so far: this one packs into Bps[slice % b_buffers] */
         for (int jc = 0; jc < N; jc += NC) {
             const int nc = min_int(NC, N - jc);
-            for (int pc = 0; pc < K; pc += KC) {
+            for (int pc = 0; pc < K; pc += KC, ++slice) {
                 const int kc = min_int(KC, K - pc);
-                /* Pack B together: panel jr / NR by one thread (the implied barrier ends it). */
-#pragma omp for schedule(static)
+                double *Bp = Bps[slice % b_buffers];
+                /* Pack B together: panel jr / NR by one thread. */
+#pragma omp for schedule(static) nowait
                 for (int jr = 0; jr < nc; jr += NR)
                     pack_b(kc, min_int(NR, nc - jr), &B[pc + (size_t)(jc + jr) * ldb], ldb, &Bp[(size_t)jr * kc],
                            NR);
-                /* Loop 3 split over the threads: each packs and updates its own rows. */
-#pragma omp for schedule(static)
-                for (int ic = 0; ic < M; ic += mc_block) {
-                    const int mc = min_int(mc_block, M - ic);
+                account(t, PHASE_PACK_B, &mark);
+#pragma omp barrier /* Bp complete before anyone reads it */
+                account(t, PHASE_WAIT_B, &mark);
+                /* Loop 3 split over the threads: each packs and updates its own rows, a block at a
+                 * time (schedule(runtime): static or dynamic, as cut_blocks cut them). */
+#pragma omp for schedule(runtime) nowait
+                for (int b = 0; b < nblocks; ++b) {
+                    const int ic = start[b], mc = start[b + 1] - ic;
                     pack_a(mc, kc, &A[ic + (size_t)pc * lda], lda, Ap, MR);
                     macro_kernel(mc, nc, kc, alpha, Ap, Bp, &C[ic + (size_t)jc * ldc], ldc);
-                } /* implied barrier: nobody repacks B while another still reads it */
+                }
+                account(t, PHASE_UPDATE, &mark);
+                /* Nobody may repack this Bp while another thread still reads it. With one buffer the
+                 * next slice's pack would: a barrier. With two it packs the other one, and the barrier
+                 * after that pack (which every thread reaches only after this update) guards this
+                 * buffer until the slice after next. */
+                if (b_buffers == 1) {
+#pragma omp barrier
+                    account(t, PHASE_WAIT_END, &mark);
+                }
             }
         }
         /* LAB-END */
+        if (b_buffers > 1) { /* the last slice's update: the region's own barrier, timed */
+#pragma omp barrier
+            account(t, PHASE_WAIT_END, &mark);
+        }
     }
 }
 
@@ -458,7 +580,8 @@ static void pick_kernel(cpu_isa isa)
 }
 
 /** --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa= (k iterations, 0 = off), pfc=0|1|2 (off, at the start, late),
- *  pfb=0|1. */
+ *  pfb=0|1, bufs=1|2 (packed B buffers: two barriers per slice, or one), waits=0|1 (where the threads' time
+ *  goes, printed at exit). */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -471,12 +594,17 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                 step_cannot_run("this CPU cannot run isa=%s (its widest is %s)", params[t] + 4, cpu_isa_name(best));
         } else if (step_param_int(params[t], "pfa", 0, 256, &prefetch_a, &bad) ||
                    step_param_int(params[t], "pfc", C_OFF, C_LATE, &prefetch_c, &bad) ||
-                   step_param_int(params[t], "pfb", 0, 1, &prefetch_b, &bad)) {
+                   step_param_int(params[t], "pfb", 0, 1, &prefetch_b, &bad) ||
+                   step_param_int(params[t], "bufs", 1, MAX_B_BUFFERS, &b_buffers, &bad) ||
+                   step_param_int(params[t], "waits", 0, 1, &waits.on, &bad)) {
             continue;
+        } else if (strcmp(params[t], "blocks=equal") == 0 || strcmp(params[t], "blocks=guided") == 0) {
+            deal = params[t][7] == 'e' ? BLOCKS_EQUAL : BLOCKS_GUIDED;
         } else if (!step_param_int(params[t], "mc", 1, 1 << 20, &mc_set, &bad) &&
                    !step_param_int(params[t], "kc", 1, 1 << 20, &kc_set, &bad) &&
                    !step_param_int(params[t], "nc", 1, 1 << 20, &nc_set, &bad)) {
-            bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa=, pfc=0|1|2, pfb=0|1";
+            bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa=, pfc=0|1|2, pfb=0|1, bufs=1|2, "
+                  "blocks=equal|guided, waits=0|1";
         }
     }
     if (bad != NULL)
@@ -489,12 +617,19 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     for (int t = 0; t < packs.threads; ++t)
         packs.Ap[t] = NULL, packs.a_len[t] = 0;
     atexit(free_packs);
+    atexit(free_blocks);
+    if (waits.on) {
+        waits.seconds = host_alloc((size_t)packs.threads * PHASE_STRIDE * sizeof *waits.seconds, "waits=1 times");
+        memset(waits.seconds, 0, (size_t)packs.threads * PHASE_STRIDE * sizeof *waits.seconds);
+        atexit(print_waits);
+    }
     prefetch_w = cpu_has_prefetchw();
     snprintf(desc, desclen, "isa=%s (MR=%d NR=%d) mc=%d kc=%d nc=%d%s pfa=%d pfc=%d (%s) pfb=%d", cpu_isa_name(cfg.isa),
              cfg.MR, cfg.NR, MC, KC, NC, mc_set || kc_set || nc_set ? "" : " (from the cache sizes)", prefetch_a,
              prefetch_c, prefetch_w ? "prefetchw" : "prefetcht0: no PREFETCHW on this CPU", prefetch_b);
     size_t used = strlen(desc);
-    snprintf(desc + used, desclen - used, " threads=%d (OMP_NUM_THREADS)", packs.threads);
+    snprintf(desc + used, desclen - used, " bufs=%d blocks=%s waits=%d threads=%d (OMP_NUM_THREADS)", b_buffers,
+             deal == BLOCKS_GUIDED ? "guided" : "equal", waits.on, packs.threads);
     return NULL;
 }
 
