@@ -518,8 +518,8 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
             }
         }
         account(t, PHASE_SCALE_C, &mark);
-        /* LAB-BEGIN: step 20's jc, pc loops: B's panels packed by all (omp for), then the MC blocks split (omp for) */
-        /* LAB-STUB: (void)Ap, (void)Bps, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb; */
+        /* LAB-BEGIN: step 20's jc, pc loops: B's panels packed by all (omp for), a barrier, then the blocks of rows split (omp for schedule(runtime)) */
+        /* LAB-STUB: (void)Ap, (void)Bps, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)nblocks, (void)start; */
         /* LAB-STUB: (void)pack_a, (void)pack_b, (void)macro_kernel; */
         int slice = 0; /* (jc, pc) slices so far: this one packs into Bps[slice % b_buffers] */
         for (int jc = 0; jc < N; jc += NC) {
