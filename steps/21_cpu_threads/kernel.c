@@ -303,7 +303,7 @@ static void free_packs(void)
         host_free(packs.Bp[b]);
 }
 
-/* --param waits=1: where each thread's time goes inside the parallel region, summed over every call
+/** --param waits=1: where each thread's time goes inside the parallel region, summed over every call
  * and printed at exit. A phase ends at the thread's next mark, so the waits are the time between a
  * thread's last piece of work and the barrier letting it go on. */
 enum phase { PHASE_SCALE_C, PHASE_PACK_B, PHASE_WAIT_B, PHASE_UPDATE, PHASE_WAIT_END, PHASES };
@@ -436,7 +436,7 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
     }
 }
 
-/* How loop 3's blocks of rows are dealt to the threads (--param blocks=). EQUAL: as many blocks per
+/** How loop 3's blocks of rows are dealt to the threads (--param blocks=). EQUAL: as many blocks per
  * thread (rounds) as blocks of at most MC rows need, all of one height (a multiple of MR), dealt
  * statically: rounds * threads of them. Blocks of MC rows alone leave threads idle: at M = 8192 on 16
  * threads, 18 blocks of 480 rows gave 2 threads two blocks and 14 one (0.67 of OpenBLAS on the H200
