@@ -6,8 +6,10 @@
  * block of A (an L2 of its own) and all of them can share the packed panel of B
  * (L3, shared). So the threads first pack B together (each a share of its NR
  * panels), wait for each other, then split loop 3, the blocks of rows of C:
- * every thread packs its own A block and updates its own rows of C, with no
- * two threads ever writing the same element. Cores do not run at one speed
+ * every thread packs its own A block and updates those rows of C, with no
+ * two threads writing the same element in a slice (a block may go to another
+ * thread in the next slice: the barrier after the next pack of B orders the
+ * two updates). Cores do not run at one speed
  * (on the H200's host, equal shares left the threads 18-23% of their time at
  * the barriers), so the blocks are not dealt out in equal shares: they shrink
  * as the rows run out (guided self-scheduling), and each thread takes the next
