@@ -444,11 +444,12 @@ static void macro_kernel(int mc, int nc, int kc, double alpha, const double *Ap,
  * threads, 18 blocks of 480 rows gave 2 threads two blocks and 14 one (0.67 of OpenBLAS on the H200
  * host). But equal shares finish together only on cores of equal speed, and the host's are not: with
  * equal blocks its threads spent 18-23% of their time at the barriers (lesson 21, waits=1). GUIDED:
- * each block is the rows left divided by GUIDED_SHARES * threads (rounded up to MR, at most MC), so
+ * each block is the rows left divided by guided_shares * threads (rounded up to MR, at most MC), so
  * the blocks shrink as the rows run out, and the threads take them one at a time as they finish
  * (schedule(dynamic)): a fast core takes more, and the last blocks, MR rows, end close together. */
 enum deal { BLOCKS_EQUAL, BLOCKS_GUIDED };
-enum { GUIDED_SHARES = 2 };
+enum { MAX_GUIDED_SHARES = 16 };
+static int guided_shares = 2; /* --param shares=: 1 makes the first block an equal share (lesson 21, exercise 2) */
 static int deal = BLOCKS_GUIDED;
 static struct {
     int *start; /* block b is rows start[b] .. start[b + 1] - 1 */
@@ -475,7 +476,7 @@ static int cut_blocks(int M, int threads, int MR)
     for (int row = 0; row < M; ++n) {
         int height = equal;
         if (deal == BLOCKS_GUIDED) {
-            const int left = M - row, shares = GUIDED_SHARES * threads;
+            const int left = M - row, shares = guided_shares * threads;
             height = min_int(top, ((left + shares - 1) / shares + MR - 1) / MR * MR);
         }
         blocks.start[n] = row;
@@ -582,8 +583,9 @@ static void pick_kernel(cpu_isa isa)
 }
 
 /** --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa= (k iterations, 0 = off), pfc=0|1|2 (off, at the start, late),
- *  pfb=0|1, bufs=1|2 (packed B buffers: two barriers per slice, or one), waits=0|1 (where the threads' time
- *  goes, printed at exit). */
+ *  pfb=0|1, bufs=1|2 (packed B buffers: two barriers per slice, or one), blocks=equal|guided, shares= (the
+ *  guided blocks: the rows left over shares x threads, 1 to 16), waits=0|1 (where the threads' time goes,
+ *  printed at exit). */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -598,6 +600,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                    step_param_int(params[t], "pfc", C_OFF, C_LATE, &prefetch_c, &bad) ||
                    step_param_int(params[t], "pfb", 0, 1, &prefetch_b, &bad) ||
                    step_param_int(params[t], "bufs", 1, MAX_B_BUFFERS, &b_buffers, &bad) ||
+                   step_param_int(params[t], "shares", 1, MAX_GUIDED_SHARES, &guided_shares, &bad) ||
                    step_param_int(params[t], "waits", 0, 1, &waits.on, &bad)) {
             continue;
         } else if (strcmp(params[t], "blocks=equal") == 0 || strcmp(params[t], "blocks=guided") == 0) {
@@ -606,7 +609,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                    !step_param_int(params[t], "kc", 1, 1 << 20, &kc_set, &bad) &&
                    !step_param_int(params[t], "nc", 1, 1 << 20, &nc_set, &bad)) {
             bad = "this step takes --param isa=avx512|avx2|c, mc=, kc=, nc=, pfa=, pfc=0|1|2, pfb=0|1, bufs=1|2, "
-                  "blocks=equal|guided, waits=0|1";
+                  "blocks=equal|guided, shares=1|2|4, waits=0|1";
         }
     }
     if (bad != NULL)
@@ -630,8 +633,8 @@ static const char *configure(int nparams, const char *const *params, char *desc,
              cfg.MR, cfg.NR, MC, KC, NC, mc_set || kc_set || nc_set ? "" : " (from the cache sizes)", prefetch_a,
              prefetch_c, prefetch_w ? "prefetchw" : "prefetcht0: no PREFETCHW on this CPU", prefetch_b);
     size_t used = strlen(desc);
-    snprintf(desc + used, desclen - used, " bufs=%d blocks=%s waits=%d threads=%d (OMP_NUM_THREADS)", b_buffers,
-             deal == BLOCKS_GUIDED ? "guided" : "equal", waits.on, packs.threads);
+    snprintf(desc + used, desclen - used, " bufs=%d blocks=%s shares=%d waits=%d threads=%d (OMP_NUM_THREADS)",
+             b_buffers, deal == BLOCKS_GUIDED ? "guided" : "equal", guided_shares, waits.on, packs.threads);
     return NULL;
 }
 
