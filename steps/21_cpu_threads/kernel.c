@@ -494,6 +494,8 @@ static void free_blocks(void)
 static void launch(int M, int N, int K, double alpha, const double *A, int lda, const double *B, int ldb,
                    double beta, double *C, int ldc)
 {
+    if (M == 0 || N == 0) /* nothing to compute or scale, as in BLAS (Part III may call with an empty block) */
+        return;
     const int MR = cfg.MR, NR = cfg.NR, threads = packs.threads;
     const int nblocks = cut_blocks(M, threads, MR), *start = blocks.start;
     const int mc_block = start[1] - start[0]; /* the tallest block */
