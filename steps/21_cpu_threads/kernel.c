@@ -465,7 +465,6 @@ static int cut_blocks(int M, int threads, int MR)
         blocks.start = host_alloc(need * sizeof *blocks.start, "blocks of rows");
         blocks.cap = need;
     }
-    const int top = MC / MR * MR > MR ? MC / MR * MR : MR; /* the tallest block: MC, a multiple of MR */
     int equal = 0;
     if (deal == BLOCKS_EQUAL) {
         const int mc_blocks = (M + MC - 1) / MC, rounds = (mc_blocks + threads - 1) / threads;
@@ -476,6 +475,7 @@ static int cut_blocks(int M, int threads, int MR)
     for (int row = 0; row < M; ++n) {
         int height = equal;
         if (deal == BLOCKS_GUIDED) {
+            const int top = MC / MR * MR > MR ? MC / MR * MR : MR; /* the tallest block: MC, a multiple of MR */
             const int left = M - row, shares = guided_shares * threads;
             height = min_int(top, ((left + shares - 1) / shares + MR - 1) / MR * MR);
         }
@@ -552,7 +552,8 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
                 /* Nobody may repack this Bp while another thread still reads it. With one buffer the
                  * next slice's pack would: a barrier. With two it packs the other one, and the barrier
                  * after that pack (which every thread reaches only after this update) guards this
-                 * buffer until the slice after next. */
+                 * buffer until the slice after next. The same barrier orders the writes to C when a
+                 * block of rows goes to another thread in the next slice. */
                 if (b_buffers == 1) {
 #pragma omp barrier
                     account(t, PHASE_WAIT_END, &mark);
