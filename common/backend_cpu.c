@@ -28,8 +28,10 @@ enum { CEILING_TRIALS = 10 };
 /* After a call on several threads, OpenBLAS's idle workers spin (and yield) for up to 2^28 cycles,
  * about 0.1 s, before they sleep (OPENBLAS_THREAD_TIMEOUT). A step timed meanwhile shares the cores
  * with them: on 16 cores a threaded step measured 0.3 GFLOP/s at 128^3 instead of 95 when a quantum
- * went to a spinning worker. So the harness waits this long after such a call, outside any timing. */
-static const struct timespec OPENBLAS_SETTLE = {0, 250000000};
+ * went to a spinning worker. libgomp's idle threads do the same after a parallel region (GOMP_SPINCOUNT,
+ * 300 000 pause loops unless OMP_WAIT_POLICY says otherwise: milliseconds). So the harness waits this
+ * long after a turn of either on several threads, outside any timing. */
+static const struct timespec SETTLE = {0, 250000000};
 
 static struct {
     const double *A, *B, *C0; /* main()'s host arrays */
@@ -162,7 +164,7 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
     reference_gemm(p->m, p->n, p->k, p->alpha, h.A, p->lda, h.B, p->ldb, p->beta, h.C0, p->ldc, ref,
                    absab);
     if ((long long)p->m * p->n * p->k > REFERENCE_LOOP_MAX_MNK) /* it ran OpenBLAS on every core */
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+        nanosleep(&SETTLE, NULL);
 }
 
 void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
@@ -171,7 +173,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
     /* OpenBLAS starts its workers when the library loads, and they spin like after a call: before the
      * first timing of the process, let them sleep (once; later calls settle after themselves). */
     if (!h.settled && openblas_get_num_threads() > 1)
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+        nanosleep(&SETTLE, NULL);
     h.settled = 1;
     int saved = openblas_get_num_threads();
     if (what == RUN_BASELINE)
@@ -184,8 +186,8 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
         ms[r] = 1e3 * (wall_seconds() - t0);
     }
     openblas_set_num_threads(saved); /* the reference keeps all threads */
-    if (what == RUN_BASELINE && h.threads > 1)
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+    if (h.threads > 1 && reps > 0) /* (warm-up alone is followed by the timed runs of the same side) */
+        nanosleep(&SETTLE, NULL);
 }
 
 void backend_row_note(const struct step *st, const struct problem *p, double step_ms, char *note, size_t len)

@@ -41,6 +41,15 @@ static const double C_PADDING = -0.0;
  * done the work. (The margin covers the ceiling's own measurement, taken in a few milliseconds.) */
 static const double CEILING_SLACK = 1.10;
 
+/* Timed runs per turn of a multi-threaded CPU step and of its baseline (run_shape): long enough that the
+ * turn's own wake-up run keeps the rest warm, short enough for two turns in the default 10 runs. */
+enum { THREADED_TURN = 5 };
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
 
 static char prog[16]; /* "stepNN", the prefix of every message */
 
@@ -306,16 +315,20 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     double *ms = host_alloc((size_t)most * sizeof(double), "timings");
     double *base_ms = host_alloc((size_t)most * sizeof(double), "timings");
     if (st->target == TARGET_CPU) {
-        /* On a CPU the step and the baseline take turns, one timed run each per round: a slow spell of
-         * the machine (another tenant, a lower clock) then falls on both alike instead of on whichever
-         * was being timed. (A GPU's clock holds within a run; there each is timed in one batch.) */
-        backend_time(st, p, RUN_STEP, warmup, 0, ms);
-        backend_time(st, p, RUN_BASELINE, base_warmup, 0, base_ms);
-        for (int r = 0; r < most; ++r) {
+        /* On a CPU the step and the baseline take turns: a slow spell of the machine (another tenant, a
+         * lower clock) then falls on both alike instead of on whichever was being timed. (A GPU's clock
+         * holds within a run; there each is timed in one batch.) One thread: one timed run each per
+         * turn. Several: THREADED_TURN runs each, after one untimed run that wakes the threads, which
+         * sleep between turns so that neither side's idle threads spin on the cores of the other
+         * (backend_time); a turn of one run would time every call from sleeping threads. */
+        const int turn = st->cpu_threads == 1 ? 1 : THREADED_TURN;
+        for (int r = 0; r < most; r += turn) {
+            const int wake = turn > 1; /* the untimed run of a later turn */
             if (r < reps)
-                backend_time(st, p, RUN_STEP, 0, 1, &ms[r]);
+                backend_time(st, p, RUN_STEP, r == 0 ? warmup : wake, min_int(turn, reps - r), &ms[r]);
             if (r < base_reps)
-                backend_time(st, p, RUN_BASELINE, 0, 1, &base_ms[r]);
+                backend_time(st, p, RUN_BASELINE, r == 0 ? base_warmup : wake, min_int(turn, base_reps - r),
+                             &base_ms[r]);
         }
     } else {
         backend_time(st, p, RUN_STEP, warmup, reps, ms);
