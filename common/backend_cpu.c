@@ -186,7 +186,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
         ms[r] = 1e3 * (wall_seconds() - t0);
     }
     openblas_set_num_threads(saved); /* the reference keeps all threads */
-    if (h.threads > 1 && reps > 0) /* (warm-up alone is followed by the timed runs of the same side) */
+    if (h.threads > 1 && reps > 0) /* the end of a turn: the other side's comes next */
         nanosleep(&SETTLE, NULL);
 }
 

@@ -317,10 +317,11 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     if (st->target == TARGET_CPU) {
         /* On a CPU the step and the baseline take turns: a slow spell of the machine (another tenant, a
          * lower clock) then falls on both alike instead of on whichever was being timed. (A GPU's clock
-         * holds within a run; there each is timed in one batch.) One thread: one timed run each per
-         * turn. Several: THREADED_TURN runs each, after one untimed run that wakes the threads, which
-         * sleep between turns so that neither side's idle threads spin on the cores of the other
-         * (backend_time); a turn of one run would time every call from sleeping threads. */
+         * holds within a run; there each is timed in one batch.) A step declared single-threaded
+         * (cpu_threads == 1): one timed run each per turn. Otherwise turns of up to THREADED_TURN runs
+         * each, after the warm-up (the first turn) or one untimed run that wakes the threads (later
+         * turns), which sleep between turns so that neither side's idle threads spin on the cores of
+         * the other (backend_time); a turn of one run would time every call from sleeping threads. */
         const int turn = st->cpu_threads == 1 ? 1 : THREADED_TURN;
         for (int r = 0; r < most; r += turn) {
             const int wake = turn > 1; /* the untimed run of a later turn */
