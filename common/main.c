@@ -43,7 +43,7 @@ static const double CEILING_SLACK = 1.10;
 
 /* Timed runs per turn of a multi-threaded CPU step and of its baseline (run_shape): long enough that the
  * turn's own wake-up run keeps the rest warm, short enough for two turns in the default 10 runs. */
-enum { THREADED_TURN = 5 };
+static const int THREADED_TURN = 5;
 
 static int min_int(int a, int b)
 {
