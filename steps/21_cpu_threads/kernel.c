@@ -62,8 +62,8 @@
  * micro-kernels, so at large sizes the copy costs a few percent (at 64^3 it
  * takes about as long as the flops). The block sizes now follow the packed
  * panels: a call's MR x KC panel of Ap and KC x NR panel of Bp together in L1, the MC x KC block of Ap
- * in half of L2, the KC x NC block of Bp in half of L3. The packs are padded
- * with zeros to whole panels, so the micro-kernel runs on edge tiles too, into a
+ * in half of L2 (but tall enough for 32 calls on each Bp panel), the KC x NC block of Bp in half of L3.
+ * The packs are padded with zeros to whole panels, so the micro-kernel runs on edge tiles too, into a
  * small buffer of which only the valid part is added to C. The two buffers live
  * across calls and grow when a call needs more: allocating them on every call
  * returns their pages to the system and faults them in again each time, which
@@ -154,9 +154,15 @@ static int MC, KC, NC;
  *  (the rest: the C tile, the stack, the lines asked for ahead). */
 static const double L1_PANELS = 0.875;
 
+/** The fewest micro-kernel calls on one KC x NR panel of Bp (MC / MR of them). Each new panel comes from
+ *  L3, and the first calls on it wait for its lines: on a Zen 2 core one to two calls' time, 5-8% of the
+ *  step at 12 calls a panel (lesson 20). At 32 calls the loss is a few percent at most. */
+enum { MIN_CALLS_PER_B_PANEL = 32 };
+
 /** Block sizes from the caches: KC so that a call's MR x KC panel of Ap and KC x NR panel of Bp fit in
  *  L1 together (the next call reads the same Bp panel again: the Ap panel streaming past must not evict
- *  it), the MC x KC block of Ap in half of L2, the KC x NC block of Bp in half of L3. */
+ *  it), the MC x KC block of Ap in half of L2 but at least MIN_CALLS_PER_B_PANEL calls on each panel of
+ *  Bp, the KC x NC block of Bp in half of L3. */
 static void choose_blocks(void)
 {
     struct cpu_caches c = cpu_cache_sizes();
@@ -165,6 +171,9 @@ static void choose_blocks(void)
     if (KC < 8)
         KC = 8;
     MC = mc_set ? mc_set : (int)(c.l2 / 2 / (KC * d)) / BLOCK_ALIGN * BLOCK_ALIGN;
+    const int mc_floor = (MIN_CALLS_PER_B_PANEL * cfg.MR + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
+    if (!mc_set && MC < mc_floor) /* a small L2 (512 KiB on AMD's Zen 2): B's panels would change too often */
+        MC = mc_floor;
     if (MC < cfg.MR)
         MC = cfg.MR;
     long l3 = c.l3 > 0 ? c.l3 : 8 * c.l2;
