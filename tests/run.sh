@@ -20,8 +20,13 @@ PARTS=${TESTS:-$ALL_PARTS}
 for part in $PARTS; do
     case " $ALL_PARTS " in *" $part "*) ;; *) echo "make test: unknown part '$part' in TESTS (parts: $ALL_PARTS)"; exit 2 ;; esac
 done
-# STEPS="24 25" runs the parts that go over steps for those steps only (tests/lib.sh's step_dirs).
+# STEPS="24 25" (or "24,25") runs the parts that go over steps for those steps only (tests/lib.sh's
+# step_dirs). A number that names no step is refused: a list that matched nothing would test nothing.
 TEST_STEPS=${STEPS:-}
+TEST_STEPS=${TEST_STEPS//,/ }
+for n in $TEST_STEPS; do
+    ls -d steps/"$n"_*/ >/dev/null 2>&1 || { echo "make test: STEPS: '$n' is not a step number (two digits, e.g. STEPS=\"07 20\")"; exit 2; }
+done
 [ -n "$TEST_STEPS" ] && echo "make test: steps $TEST_STEPS only (STEPS=...)"
 want() { case " $PARTS " in *" $1 "*) return 0 ;; *) SKIPPED_PARTS="${SKIPPED_PARTS:-}$1 "; return 1 ;; esac; }
 
