@@ -93,6 +93,26 @@ out=$(steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 4k 2>&1); rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
     pass "steps/21_cpu_threads/scaling.sh refuses a size of 4k: exit 2, one line" ||
     fail "steps/21_cpu_threads/scaling.sh with size 4k: exit $rc, '$out'"
+# Lesson 20's comparison by turns: steps/20_cpu_prefetch/turns.sh, two settings, two turns at 48^3 (a row
+# per setting, size and turn, with setting and turn columns; a median line per setting); a setting the
+# step refuses is named in one line (exit 1), an option it does not know is usage (exit 2).
+if steps/20_cpu_prefetch/turns.sh --sizes 48 --turns 2 --reps 1 --out "$TMP_ART/turns.csv" default "pfb=1" \
+        >"$TMP_ART/turns.log" 2>&1 &&
+   [ "$(tail -n +2 "$TMP_ART/turns.csv" | wc -l)" -eq 4 ] && head -n 1 "$TMP_ART/turns.csv" | grep -q ',setting,turn$' &&
+   [ "$(grep -c '48^3  [0-9.]* ([0-9.]*-[0-9.]*), 2 turns$' "$TMP_ART/turns.log")" -eq 2 ]; then
+    pass "steps/20_cpu_prefetch/turns.sh: two settings in two turns at 48^3, four rows and a median each"
+else
+    fail "steps/20_cpu_prefetch/turns.sh at 48^3: $(tail -n 1 "$TMP_ART/turns.log")"
+fi
+out=$(steps/20_cpu_prefetch/turns.sh --sizes 48 --turns 1 --out "$TMP_ART/turns_bad.csv" "pfb=7" 2>&1); rc=$?
+[ "$rc" -eq 1 ] && grep -q "setting 'pfb=7' failed: step20: error:" <<<"$out" &&
+    pass "steps/20_cpu_prefetch/turns.sh names a setting the step refuses, exit 1" ||
+    fail "steps/20_cpu_prefetch/turns.sh with pfb=7: exit $rc, '$out'"
+out=$(steps/20_cpu_prefetch/turns.sh --turn 2 default 2>&1); rc=$?
+[ "$rc" -eq 2 ] && [ "$(grep -c 'turns.sh: error:' <<<"$out")" -eq 1 ] &&
+    pass "steps/20_cpu_prefetch/turns.sh refuses an unknown option: exit 2 with its usage" ||
+    fail "steps/20_cpu_prefetch/turns.sh --turn: exit $rc, '$out'"
+
 THR_DATA=plots/data/intel-xeon-processor-fam6-mod207-avx512-16c
 if [ -s "$THR_DATA/step21_threads.csv" ]; then
     if ! command -v gnuplot >/dev/null 2>&1; then
