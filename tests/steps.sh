@@ -91,10 +91,13 @@ if gpu_steps | grep -qx 14_autotuned; then
 fi
 # Step 28's settings in the combinations its own paths depend on (run_variants above tries each value
 # alone): the ping-pong with four stages and with the other epilogues, the lent stage with clusters
-# (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring.
+# (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring,
+# the split epilogue with clusters, with stream-K (whole tiles next to pieces) and on a short ring.
 STEP28_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
                "--param pingpong=1 --param epilogue=0" "--param epilogue=3 --param cluster=2"
-               "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2")
+               "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2"
+               "--param epilogue=4 --param cluster=2" "--param epilogue=4 --param streamk=2"
+               "--param epilogue=4 --param stages=2")
 if gpu_steps | grep -qx 28_persistent; then
     for combo in "${STEP28_COMBOS[@]}"; do
         for ab in $SCALARS; do
@@ -103,6 +106,13 @@ if gpu_steps | grep -qx 28_persistent; then
             # shellcheck disable=SC2086
             run_shape_set "$(step_bin 28_persistent)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo $PADDING
         done
+    done
+    # The split epilogue passes from one tile to the next (split_tail's next tile), which no shape of the
+    # shape set reaches (none has more tiles than the GPU has SMs): 162 to 512 tiles of 2, 3 and 16 slices
+    # of K, and of 1 (not split), one edge ragged in each.
+    for ab in $SCALARS; do
+        run_shape_set "$(step_bin 28_persistent)" "2304x2304x128,4096x2048x192,2200x2300x1000,1500x3000x64" \
+            "${ab%,*}" "${ab#*,}" --param epilogue=4
     done
 fi
 for step in $(gpu_steps); do gpu_big_checks "$step"; done

@@ -29,6 +29,9 @@
  *    `epilogue=3`: as 2, but the last two quarters go into the tile's last stage of the ring, lent to the
  *    epilogue (both consumers are done with it) and handed back to the producer during the next tile's
  *    first slice, once the stores have read it: no quarter waits for an earlier store's reads.
+ *    `epilogue=4`: as 2, overlapped with products: a tile's last slice is multiplied in two halves of its
+ *    columns, the left half's quarters staged while the right half's wgmmas run, the right half's while the
+ *    next tile's first wgmmas (its left half) run (split_tail).
  *    `epilogue=1`: the same tile, written out by the consumer's threads with 16-byte stores; `epilogue=0`:
  *    step 27's, straight from the registers.
  *
@@ -58,7 +61,7 @@
  * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8), `epilogue=0|1|2|3` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
+ * `group=1|4|8|16` (8), `epilogue=0..4` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -273,6 +276,41 @@ __device__ __forceinline__ void multiply_slice(float acc[ACC], const unsigned ch
     }
 }
 
+/** pin for one 128-column half @p H of a consumer's accumulators (acc[64 H .. 64 H + 63]): the other
+ *  half may still be written by a wgmma in flight. */
+template <int H> __device__ __forceinline__ void pin_half(float d[ACC])
+{
+#pragma unroll
+    for (int i = 0; i < ACC / 2; ++i)
+        asm volatile("" : "+f"(d[H * (ACC / 2) + i])::"memory");
+}
+
+/** pin for the 64 accumulators of one m64n128 wgmma. */
+__device__ __forceinline__ void pin_right(float d[ACC / 2])
+{
+#pragma unroll
+    for (int i = 0; i < ACC / 2; ++i)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/** EPI_SPLIT: half @p H of a slice's wgmmas for consumer @p c of a 128 x 256 tile: its 64 rows by columns
+ *  [128 H, 128 H + 128), 4 k-steps of m64n128k16 into acc[64 H ..] (the m64n256 accumulator layout,
+ *  d[4j + e] for column group j, is the m64n128 one for j < 16 and, from acc + 64, for j >= 16). B's
+ *  right half starts 128 rows (16 KB, a whole number of 1 KB swizzle atoms) into B's part of the stage.
+ *  A is read by both halves: 2 KB more per k-step, for the one slice of a tile that is split. */
+template <int H>
+__device__ __forceinline__ void multiply_half(float d[ACC / 2], const unsigned char *stage, int c, bool first_slice)
+{
+    constexpr int HALF_N = tiling<2>::BN / 2;
+    const unsigned char *a = stage + c * A_BOX, *b = stage + A_STAGE + H * HALF_N * ROW_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < BK / WG_K; ++kk) {
+        const uint64_t da = smem_desc(a + kk * WG_K * ROW_BYTES, A_BOX, ATOM_BYTES);
+        const uint64_t db = smem_desc(b + kk * WG_K * ELEM, 16, ATOM_BYTES);
+        wgmma_m64n128k16(d, da, db, !(first_slice && kk == 0));
+    }
+}
+
 /** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
 __device__ __forceinline__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta,
                                        float v)
@@ -430,8 +468,9 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
 
 /** How the staged epilogue writes C (decided on the host from C's alignment and the settings). EPI_LENT is
  *  EPI_TMA with the tile's last stage of the ring lent to the epilogue as more staging (two consumers on
- *  one tile only). */
-enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3 };
+ *  one tile only); EPI_SPLIT is EPI_TMA with the epilogue overlapped with products (split_tail; two
+ *  consumers on one tile, whole tiles of two slices or more; other items as EPI_TMA). */
+enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3, EPI_SPLIT = 4 };
 /** The part of a lent stage each consumer stages in: two quarters, 16 KB. */
 static_assert(2 * STAGING <= tiling<2>::STAGE, "both consumers' two quarters fit in one stage");
 
@@ -461,7 +500,7 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
     static_assert(tiling<G>::PASSES == 2, "two passes, written out below");
     if constexpr (CONSUMERS == 2) {
         unsigned char *half0 = staging, *half1 = staging + STAGING / 2;
-        if (mode == EPI_TMA) {
+        if (mode == EPI_TMA || mode == EPI_SPLIT) {
             tma_quarter<0, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             tma_quarter<1, PING>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             tma_quarter<2, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
@@ -558,6 +597,81 @@ __device__ __forceinline__ void release_lent(uint64_t *empty, int st, int cluste
     }
 }
 
+/**
+ * EPI_SPLIT: the last slice of a whole tile and its epilogue, overlapped with products (two consumers on one
+ * tile). With EPI_TMA the epilogue stops the tensor cores: both consumers wait for the tile's last wgmmas,
+ * then stage and store C while no product runs. Here consumer @p c issues its last slice (slice @p it of
+ * the ring) in two groups of m64n128k16, the left 128 columns of its part into acc[0..63] and the right
+ * ones into 64 registers of their own (`right`); it stages and stores quarters 0 and 1 (the left half)
+ * while the right half's wgmmas still run, then adds `right` into acc[64..127]. Where the block's next item
+ * is a whole tile (@p next_whole), that tile's first slice is issued (left half into acc[0..63], free
+ * again, right half into `right`) before quarters 2 and 3 are staged, and copied into acc[64..127] after.
+ * So each half of the epilogue runs beside products, at the cost of 64 registers, 128 additions or moves,
+ * and A read twice in two slices of each tile.
+ *
+ * Why `right` and not acc + 64, the upper half of the m64n256 accumulators: an m64n128 wgmma into those
+ * 64 registers made ptxas serialize every wgmma of the kernel (its C7511, "insufficient register
+ * resources for the wgmma pipeline"), into acc[0..63] it did not. And why `right` needs setmaxnreg: 128 +
+ * 64 accumulators do not fit in the 168 registers a thread of a 384-thread block has without it (ptxas
+ * allocates the consumers' code to setmaxnreg's 232 when the kernel has __launch_bounds__ with a minimum
+ * of one block). @p it is advanced past the slices issued; returns whether the next tile's first slice
+ * was issued (done when this returns; its stage is released in consume's loop, after the next slice's
+ * wait, as any slice before it).
+ */
+template <int STAGES>
+__device__ bool split_tail(float acc[ACC], unsigned char *ring, unsigned char *staging, uint64_t *full,
+                           uint64_t *empty, int &it, int c, int clustered, bool next_whole, const CUtensorMap *map_c,
+                           int M, int N, float alpha, float beta, const __nv_bfloat16 *C, int ldc, int i0, int j0)
+{
+    using T = tiling<2>;
+    unsigned char *half0 = staging, *half1 = staging + STAGING / 2;
+    float right[ACC / 2]; /* the right half's products of one slice (see above: not into acc + 64) */
+    int st = it % STAGES;
+    bar_wait(&full[st], (it / STAGES) % 2);
+    pin(acc);
+    wgmma_fence();
+    multiply_half<0>(acc, ring + st * T::STAGE, c, false);
+    wgmma_commit();
+    multiply_half<1>(right, ring + st * T::STAGE, c, true);
+    wgmma_commit();
+    wgmma_wait<1>(); /* the slice before and this slice's left half are done; the right half runs on */
+    pin_half<0>(acc);
+    release(empty, (it - 1) % STAGES, clustered);
+    tma_quarter<0, false>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+    tma_quarter<1, false>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+    wgmma_wait<0>();
+    pin_right(right);
+#pragma unroll
+    for (int e = 0; e < ACC / 2; ++e)
+        acc[ACC / 2 + e] += right[e];
+    release(empty, st, clustered);
+    ++it;
+    if (next_whole) { /* the next tile's first slice, left half: acc[0..63] are staged, so free */
+        st = it % STAGES;
+        bar_wait(&full[st], (it / STAGES) % 2);
+        wgmma_fence(); /* (orders the staging's reads of acc[0..63] before the wgmmas write them) */
+        multiply_half<0>(acc, ring + st * T::STAGE, c, true);
+        wgmma_commit();
+        multiply_half<1>(right, ring + st * T::STAGE, c, true);
+        wgmma_commit();
+        tma_quarter<2, false>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+        tma_quarter<3, false>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+        ++it;
+        /* (no group left running into consume's loop: where one was, on one path of a branch and not on
+         * the other, ptxas serialized every wgmma of the kernel, its warning C7518) */
+        wgmma_wait<0>();
+        pin(acc);
+        pin_right(right);
+#pragma unroll
+        for (int e = 0; e < ACC / 2; ++e)
+            acc[ACC / 2 + e] = right[e];
+    } else {
+        tma_quarter<2, false>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+        tma_quarter<3, false>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
+    }
+    return next_whole;
+}
+
 /** Where stream-K's pieces meet: a slot of partial sums per block and consumer (a consumer thread's 128
  *  accumulators as 32 float4, laid out so that each of the warpgroup's stores is 512 contiguous bytes per
  *  warp), and a flag per slot, 1 while it holds sums not yet added. Both are the host's, kept between calls
@@ -626,7 +740,7 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
  * With ping-pong (@p PING), consumer c takes items c, c + 2, ... whole, and steps its slice counter over
  * the other consumer's items (their slices pass through the same ring).
  */
-template <int STAGES, int CONSUMERS, bool STAGED, bool PING>
+template <int STAGES, int CONSUMERS, bool STAGED, bool PING, bool SPLIT>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
                         int clustered, const sk_plan &plan, const sk_buffers &buf, unsigned char *ring,
                         unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
@@ -641,6 +755,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
     float acc[ACC];
     int it = 0;
     int lent = -1; /* EPI_LENT: the stage the last epilogue staged C in, not yet handed back */
+    bool ahead = false; /* EPI_SPLIT: this item's first slice was issued by the last item's split_tail */
     work w;
     for (int k = 0; work_k(plan, blockIdx.x, gridDim.x, k, tiles_m, tiles_n, slices, group_rows, clustered, &w);
          ++k) {
@@ -654,7 +769,10 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
          * once (a phase's parity is all an mbarrier wait compares), on the earlier item's data. */
         if (PING && k > 0)
             named_barrier(TURN_BARRIER + c, CONSUMERS * WARPGROUP);
-        for (int s = w.k0; s < w.k1; ++s, ++it) {
+        /* EPI_SPLIT: a whole tile's last slice is left to split_tail (two slices or more: the first one,
+         * which may have been issued ahead, is not the last) */
+        const bool split = SPLIT && mode == EPI_SPLIT && w.k0 == 0 && w.k1 == slices && slices >= 2;
+        for (int s = w.k0 + (ahead ? 1 : 0); s < w.k1 - (split ? 1 : 0); ++s, ++it) {
             const int st = it % STAGES;
             bar_wait(&full[st], (it / STAGES) % 2);
             pin(acc);
@@ -669,6 +787,18 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
                 if (issuer)
                     release_lent(empty, lent, clustered);
                 lent = -1;
+            }
+        }
+        ahead = false;
+        if constexpr (SPLIT) {
+            if (split) {
+                work next;
+                const bool next_whole =
+                    work_k(plan, blockIdx.x, gridDim.x, k + 1, tiles_m, tiles_n, slices, group_rows, clustered, &next) &&
+                    next.k0 == 0 && next.k1 == slices;
+                ahead = split_tail<STAGES>(acc, ring, staging, full, empty, it, c, clustered, next_whole, map_c, M, N,
+                                           alpha, beta, C, ldc, w.tm * BM + c * WG_M, w.tn * T::BN);
+                continue;
             }
         }
         if (PING) { /* the other consumer's turn, if the block has another item (else no one would wait) */
@@ -712,7 +842,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
     }
     if (lent >= 0 && issuer) /* (the producer has no slice left for it; with clusters the peer may wait) */
         release_lent(empty, lent, clustered);
-    if (STAGED && (mode == EPI_TMA || mode == EPI_LENT) && issuer)
+    if (STAGED && (mode == EPI_TMA || mode == EPI_LENT || mode == EPI_SPLIT) && issuer)
         bulk_wait<0>(); /* the last stores are done before the block (and its shared memory) ends */
 }
 
@@ -754,7 +884,9 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * geometry<CONSUMERS, PING>::STAGE + (wg - 1) * STAGING;
-        consume<STAGES, CONSUMERS, STAGED, PING>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf,
+        /* (EPI_SPLIT's code only where the consumers have setmaxnreg's registers: split_tail holds 192
+         * accumulators, which 168 registers a thread cannot, and ptxas would serialize every wgmma) */
+        consume<STAGES, CONSUMERS, STAGED, PING, CONSUMERS == 2 && STAGED && !PING && REALLOC>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf,
                                                  ring, staging, full, empty, wg - 1, mode, &map_c);
     }
     if (clustered == 2)
@@ -1053,12 +1185,14 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
 {
     const bool columns_aligned = (uintptr_t)C % TMA_ALIGN == 0 && ldc * ELEM % TMA_ALIGN == 0;
     int mode = epilogue;
-    if (mode == EPI_LENT && ping_on()) /* (a ping-pong consumer's last stage is not the tile's alone) */
+    if ((mode == EPI_LENT || mode == EPI_SPLIT) && ping_on()) /* (ping-pong: a consumer's tile is its own) */
+        mode = EPI_TMA;
+    if (mode == EPI_SPLIT && !realloc_regs) /* (its kernel has no split_tail: see consume's SPLIT) */
         mode = EPI_TMA;
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
      * a column of 14 bytes; see the lesson) */
-    const bool tma_store = mode == EPI_TMA || mode == EPI_LENT;
+    const bool tma_store = mode == EPI_TMA || mode == EPI_LENT || mode == EPI_SPLIT;
     if (tma_store && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
                       M % (TMA_ALIGN / ELEM) != 0))
         mode = EPI_VECTORS;
@@ -1080,7 +1214,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
     /* C's boxes: a quarter of a consumer's part (or of a ping-pong consumer's tile), 64 (m) x 64 (n),
      * swizzled as half its staging buffer */
-    a.map_c = a.mode == EPI_TMA || a.mode == EPI_LENT ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
+    a.map_c = a.mode == EPI_TMA || a.mode == EPI_LENT || a.mode == EPI_SPLIT ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
     switch (stages) {
     case 2: launch_stages<2>(a); break;
     case 3: launch_stages<3>(a); break;
@@ -1088,7 +1222,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     }
 }
 
-/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2|3 cluster=1|2
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0..4 cluster=1|2
  *  streamk=0|1|2 pingpong=0|1. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
@@ -1099,12 +1233,12 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "epilogue", 0, 3, &epilogue, &bad) &&
+            !step_param_int(params[t], "epilogue", 0, 4, &epilogue, &bad) &&
             !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
             !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad) &&
             !step_param_int(params[t], "pingpong", 0, 1, &pingpong, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2|3, cluster=1|2, streamk=0|1|2, pingpong=0|1";
+                  "group=1|4|8|16, epilogue=0|1|2|3|4, cluster=1|2, streamk=0|1|2, pingpong=0|1";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
@@ -1117,7 +1251,10 @@ static const char *configure(int nparams, const char *const *params, char *desc,
              : streamk != 0 && ping_on()                   ? " (off with ping-pong)"
                                                            : "",
              pingpong, pingpong && !ping_on() ? " (off: it needs consumers=2 persistent=1 cluster=1)" : "", epilogue,
-             epilogue == EPI_LENT      ? (ping_on() ? "staged, stored by TMA (as 2: no stage is lent with ping-pong)"
+             epilogue == EPI_SPLIT     ? (ping_on()       ? "staged, stored by TMA (as 2: ping-pong hides the epilogue its way)"
+                                          : !realloc_regs ? "staged, stored by TMA (as 2: the overlap needs setmaxnreg=1)"
+                                                          : "staged, stored by TMA, overlapped with the last and next slices")
+             : epilogue == EPI_LENT    ? (ping_on() ? "staged, stored by TMA (as 2: no stage is lent with ping-pong)"
                                                     : "staged, stored by TMA, the tile's last stage lent as staging")
              : epilogue == EPI_TMA     ? "staged, stored by TMA"
              : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
