@@ -276,17 +276,9 @@ __device__ __forceinline__ void multiply_slice(float acc[ACC], const unsigned ch
     }
 }
 
-/** pin for one 128-column half @p H of a consumer's accumulators (acc[64 H .. 64 H + 63]): the other
- *  half may still be written by a wgmma in flight. */
-template <int H> __device__ __forceinline__ void pin_half(float d[ACC])
-{
-#pragma unroll
-    for (int i = 0; i < ACC / 2; ++i)
-        asm volatile("" : "+f"(d[H * (ACC / 2) + i])::"memory");
-}
-
-/** pin for the 64 accumulators of one m64n128 wgmma. */
-__device__ __forceinline__ void pin_right(float d[ACC / 2])
+/** pin for the 64 accumulators of one m64n128 wgmma (acc[0..63] of a consumer, or split_tail's `right`),
+ *  where other accumulators may still be written by a wgmma in flight. */
+__device__ __forceinline__ void pin_half(float d[ACC / 2])
 {
 #pragma unroll
     for (int i = 0; i < ACC / 2; ++i)
@@ -294,10 +286,10 @@ __device__ __forceinline__ void pin_right(float d[ACC / 2])
 }
 
 /** EPI_SPLIT: half @p H of a slice's wgmmas for consumer @p c of a 128 x 256 tile: its 64 rows by columns
- *  [128 H, 128 H + 128), 4 k-steps of m64n128k16 into acc[64 H ..] (the m64n256 accumulator layout,
- *  d[4j + e] for column group j, is the m64n128 one for j < 16 and, from acc + 64, for j >= 16). B's
- *  right half starts 128 rows (16 KB, a whole number of 1 KB swizzle atoms) into B's part of the stage.
- *  A is read by both halves: 2 KB more per k-step, for the one slice of a tile that is split. */
+ *  [128 H, 128 H + 128), 4 k-steps of m64n128k16 into @p d (the m64n256 accumulator layout, d[4j + e] for
+ *  column group j, is the m64n128 one for j < 16: the left half's d is acc itself). B's right half
+ *  starts 128 rows (16 KB, a whole number of 1 KB swizzle atoms) into B's part of the stage. A is read
+ *  by both halves: 2 KB more per k-step, on the slices that are split. */
 template <int H>
 __device__ __forceinline__ void multiply_half(float d[ACC / 2], const unsigned char *stage, int c, bool first_slice)
 {
@@ -468,8 +460,8 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
 
 /** How the staged epilogue writes C (decided on the host from C's alignment and the settings). EPI_LENT is
  *  EPI_TMA with the tile's last stage of the ring lent to the epilogue as more staging (two consumers on
- *  one tile only); EPI_SPLIT is EPI_TMA with the epilogue overlapped with products (split_tail; two
- *  consumers on one tile, whole tiles of two slices or more; other items as EPI_TMA). */
+ *  one tile only). EPI_SPLIT is EPI_TMA with the epilogue overlapped with products: the host's name for
+ *  a kernel of its own (SPLIT: split_tail on whole tiles of two slices or more), run in mode EPI_TMA. */
 enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3, EPI_SPLIT = 4 };
 /** The part of a lent stage each consumer stages in: two quarters, 16 KB. */
 static_assert(2 * STAGING <= tiling<2>::STAGE, "both consumers' two quarters fit in one stage");
@@ -500,7 +492,7 @@ __device__ __forceinline__ void staged_epilogue(const float acc[ACC], unsigned c
     static_assert(tiling<G>::PASSES == 2, "two passes, written out below");
     if constexpr (CONSUMERS == 2) {
         unsigned char *half0 = staging, *half1 = staging + STAGING / 2;
-        if (mode == EPI_TMA || mode == EPI_SPLIT) {
+        if (mode == EPI_TMA) {
             tma_quarter<0, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             tma_quarter<1, PING>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
             tma_quarter<2, PING>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
@@ -635,12 +627,12 @@ __device__ bool split_tail(float acc[ACC], unsigned char *ring, unsigned char *s
     multiply_half<1>(right, ring + st * T::STAGE, c, true);
     wgmma_commit();
     wgmma_wait<1>(); /* the slice before and this slice's left half are done; the right half runs on */
-    pin_half<0>(acc);
+    pin_half(acc);
     release(empty, (it - 1) % STAGES, clustered);
     tma_quarter<0, false>(acc, half0, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
     tma_quarter<1, false>(acc, half1, true, c, map_c, M, N, alpha, beta, C, ldc, i0, j0);
     wgmma_wait<0>();
-    pin_right(right);
+    pin_half(right);
 #pragma unroll
     for (int e = 0; e < ACC / 2; ++e)
         acc[ACC / 2 + e] += right[e];
@@ -661,7 +653,7 @@ __device__ bool split_tail(float acc[ACC], unsigned char *ring, unsigned char *s
          * the other, ptxas serialized every wgmma of the kernel, its warning C7518) */
         wgmma_wait<0>();
         pin(acc);
-        pin_right(right);
+        pin_half(right);
 #pragma unroll
         for (int e = 0; e < ACC / 2; ++e)
             acc[ACC / 2 + e] = right[e];
@@ -771,7 +763,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             named_barrier(TURN_BARRIER + c, CONSUMERS * WARPGROUP);
         /* EPI_SPLIT: a whole tile's last slice is left to split_tail (two slices or more: the first one,
          * which may have been issued ahead, is not the last) */
-        const bool split = SPLIT && mode == EPI_SPLIT && w.k0 == 0 && w.k1 == slices && slices >= 2;
+        const bool split = SPLIT && w.k0 == 0 && w.k1 == slices && slices >= 2;
         for (int s = w.k0 + (ahead ? 1 : 0); s < w.k1 - (split ? 1 : 0); ++s, ++it) {
             const int st = it % STAGES;
             bar_wait(&full[st], (it / STAGES) % 2);
@@ -793,9 +785,9 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
         if constexpr (SPLIT) {
             if (split) {
                 work next;
-                const bool next_whole =
-                    work_k(plan, blockIdx.x, gridDim.x, k + 1, tiles_m, tiles_n, slices, group_rows, clustered, &next) &&
-                    next.k0 == 0 && next.k1 == slices;
+                const bool more = work_k(plan, blockIdx.x, gridDim.x, k + 1, tiles_m, tiles_n, slices, group_rows,
+                                         clustered, &next);
+                const bool next_whole = more && next.k0 == 0 && next.k1 == slices;
                 ahead = split_tail<STAGES>(acc, ring, staging, full, empty, it, c, clustered, next_whole, map_c, M, N,
                                            alpha, beta, C, ldc, w.tm * BM + c * WG_M, w.tn * T::BN);
                 continue;
@@ -842,13 +834,13 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
     }
     if (lent >= 0 && issuer) /* (the producer has no slice left for it; with clusters the peer may wait) */
         release_lent(empty, lent, clustered);
-    if (STAGED && (mode == EPI_TMA || mode == EPI_LENT || mode == EPI_SPLIT) && issuer)
+    if (STAGED && (mode == EPI_TMA || mode == EPI_LENT) && issuer)
         bulk_wait<0>(); /* the last stores are done before the block (and its shared memory) ends */
 }
 
 /** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
  *  same code: the grid (and the stream-K plan) decides how many tiles each block walks. */
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING>
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
 persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
@@ -884,10 +876,8 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * geometry<CONSUMERS, PING>::STAGE + (wg - 1) * STAGING;
-        /* (EPI_SPLIT's code only where the consumers have setmaxnreg's registers: split_tail holds 192
-         * accumulators, which 168 registers a thread cannot, and ptxas would serialize every wgmma) */
-        consume<STAGES, CONSUMERS, STAGED, PING, CONSUMERS == 2 && STAGED && !PING && REALLOC>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan, buf,
-                                                 ring, staging, full, empty, wg - 1, mode, &map_c);
+        consume<STAGES, CONSUMERS, STAGED, PING, SPLIT>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan,
+                                                        buf, ring, staging, full, empty, wg - 1, mode, &map_c);
     }
     if (clustered == 2)
         cluster_sync(); /* no block leaves while its peer may still arrive on its barriers */
@@ -1085,14 +1075,18 @@ struct call {
     int mode;          /**< the epilogue (EPI_*), as epilogue_mode chose it */
 };
 
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING>
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT = false>
 static void launch_kernel(const struct call &a)
 {
     using T = tiling<CONSUMERS>;       /* the block's threads */
     using G = geometry<CONSUMERS, PING>; /* its tiles and stages */
     static int opted_in = 0;
     const int bytes = STAGES * G::STAGE + (STAGED ? CONSUMERS * STAGING : 0) + ALIGN_SLACK;
-    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED, PING>;
+    /* EPI_SPLIT's code is a kernel of its own, so that the others compile as they did without it; and only
+     * with setmaxnreg's registers: split_tail holds 192 accumulators, which 168 registers a thread cannot
+     * (ptxas spilled and serialized every wgmma) */
+    static_assert(!SPLIT || (CONSUMERS == 2 && REALLOC && STAGED && !PING), "split_tail: two consumers, 232 regs");
+    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED, PING, SPLIT>;
     if (!opted_in) {
         int device = 0, limit = 0;
         cuda_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -1153,6 +1147,15 @@ static void launch_kernel(const struct call &a)
 
 /** The kernel of the settings: consumers x setmaxnreg x ping-pong, for a given ring and epilogue (STAGES
  *  of 48 KB, or with ping-pong their bytes in stages of 32 KB). */
+/** EPI_SPLIT's call as its kernel takes it: every item not split is written as with EPI_TMA, so the kernel
+ *  (SPLIT) runs in that mode and no other kernel needs to know EPI_SPLIT. */
+static struct call as_tma(const struct call &a)
+{
+    struct call split = a;
+    split.mode = EPI_TMA;
+    return split;
+}
+
 template <int STAGES, bool STAGED> static void launch_staged(const struct call &a)
 {
     if (consumers == 1) /* 256 threads may hold 255 registers each: nothing to reallocate */
@@ -1161,6 +1164,8 @@ template <int STAGES, bool STAGED> static void launch_staged(const struct call &
         launch_kernel<ping_stages(STAGES), 2, true, STAGED, true>(a);
     else if (ping_on())
         launch_kernel<ping_stages(STAGES), 2, false, STAGED, true>(a);
+    else if (a.mode == EPI_SPLIT) /* (setmaxnreg=1 and no ping-pong: epilogue_mode saw to both) */
+        launch_kernel<STAGES, 2, true, true, false, true>(as_tma(a));
     else if (realloc_regs)
         launch_kernel<STAGES, 2, true, STAGED, false>(a);
     else
@@ -1187,7 +1192,7 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
     int mode = epilogue;
     if ((mode == EPI_LENT || mode == EPI_SPLIT) && ping_on()) /* (ping-pong: a consumer's tile is its own) */
         mode = EPI_TMA;
-    if (mode == EPI_SPLIT && !realloc_regs) /* (its kernel has no split_tail: see consume's SPLIT) */
+    if (mode == EPI_SPLIT && !realloc_regs) /* (split_tail needs setmaxnreg's registers: launch_kernel) */
         mode = EPI_TMA;
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
@@ -1214,11 +1219,35 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
     /* C's boxes: a quarter of a consumer's part (or of a ping-pong consumer's tile), 64 (m) x 64 (n),
      * swizzled as half its staging buffer */
-    a.map_c = a.mode == EPI_TMA || a.mode == EPI_LENT || a.mode == EPI_SPLIT ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
+    const bool tma_store = a.mode == EPI_TMA || a.mode == EPI_LENT || a.mode == EPI_SPLIT;
+    a.map_c = tma_store ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
     switch (stages) {
     case 2: launch_stages<2>(a); break;
     case 3: launch_stages<3>(a); break;
     default: launch_stages<4>(a); break; /* (configure allows 2..4) */
+    }
+}
+
+/** The epilogue setting in words, for the run's description: with what it falls back to where the other
+ *  settings leave it no room (epilogue_mode also falls back where C's alignment does not allow it). */
+static const char *epilogue_words(void)
+{
+    switch (epilogue) {
+    case EPI_SPLIT:
+        if (ping_on())
+            return "staged, stored by TMA (as 2: ping-pong hides the epilogue its way)";
+        if (!realloc_regs)
+            return "staged, stored by TMA (as 2: the overlap needs setmaxnreg=1)";
+        return "staged, stored by TMA, overlapped with the last and next slices";
+    case EPI_LENT:
+        return ping_on() ? "staged, stored by TMA (as 2: no stage is lent with ping-pong)"
+                         : "staged, stored by TMA, the tile's last stage lent as staging";
+    case EPI_TMA:
+        return "staged, stored by TMA";
+    case EPI_VECTORS:
+        return "staged, 16-byte stores";
+    default:
+        return "direct";
     }
 }
 
@@ -1251,15 +1280,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
              : streamk != 0 && ping_on()                   ? " (off with ping-pong)"
                                                            : "",
              pingpong, pingpong && !ping_on() ? " (off: it needs consumers=2 persistent=1 cluster=1)" : "", epilogue,
-             epilogue == EPI_SPLIT     ? (ping_on()       ? "staged, stored by TMA (as 2: ping-pong hides the epilogue its way)"
-                                          : !realloc_regs ? "staged, stored by TMA (as 2: the overlap needs setmaxnreg=1)"
-                                                          : "staged, stored by TMA, overlapped with the last and next slices")
-             : epilogue == EPI_LENT    ? (ping_on() ? "staged, stored by TMA (as 2: no stage is lent with ping-pong)"
-                                                    : "staged, stored by TMA, the tile's last stage lent as staging")
-             : epilogue == EPI_TMA     ? "staged, stored by TMA"
-             : epilogue == EPI_VECTORS ? "staged, 16-byte stores"
-                                       : "direct",
-             bytes / 1024, ping_on() ? "each consumer's" : "block", BM, block_n(), BK, ring_stages());
+             epilogue_words(), bytes / 1024, ping_on() ? "each consumer's" : "block", BM, block_n(), BK, ring_stages());
     return NULL;
 }
 
