@@ -92,12 +92,14 @@ fi
 # Step 28's settings in the combinations its own paths depend on (run_variants above tries each value
 # alone): the ping-pong with four stages and with the other epilogues, the lent stage with clusters
 # (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring,
-# the split epilogue with clusters, with stream-K (whole tiles next to pieces) and on a short ring.
+# the split epilogue with clusters, with stream-K (whole tiles next to pieces) and on a short ring; the
+# column epilogue (a kernel of its own) with clusters, stream-K, and without setmaxnreg on a short ring.
 STEP28_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
                "--param pingpong=1 --param epilogue=0" "--param epilogue=3 --param cluster=2"
                "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2"
                "--param epilogue=4 --param cluster=2" "--param epilogue=4 --param streamk=2"
-               "--param epilogue=4 --param stages=2")
+               "--param epilogue=4 --param stages=2" "--param epilogue=5 --param cluster=2"
+               "--param epilogue=5 --param streamk=2" "--param epilogue=5 --param setmaxnreg=0 --param stages=2")
 if gpu_steps | grep -qx 28_persistent; then
     for combo in "${STEP28_COMBOS[@]}"; do
         for ab in $SCALARS; do

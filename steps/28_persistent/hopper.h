@@ -249,6 +249,17 @@ static __device__ __forceinline__ void stmatrix_x4_trans(void *row, const uint32
                  : "memory");
 }
 
+/** movmatrix .trans: the warp transposes one 8 x 8 matrix of 16-bit values in registers. Lane l gives in
+ *  @p r two neighbouring elements of row l / 4, columns 2 (l % 4) and the next, packed low first (an mma
+ *  fragment's layout), and gets back the same two places of the transposed matrix: elements (2 (l % 4),
+ *  l / 4) and (2 (l % 4) + 1, l / 4) of the matrix it gave, two neighbouring rows of column l / 4. */
+static __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t r)
+{
+    uint32_t d;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(d) : "r"(r));
+    return d;
+}
+
 /* ---- flags between blocks (stream-K's partial tiles) ---- */
 
 /** Sets @p flag to @p value with release semantics at GPU scope: this thread's earlier writes, and those it

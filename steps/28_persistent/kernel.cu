@@ -32,6 +32,9 @@
  *    `epilogue=4`: as 2, overlapped with products: a tile's last slice is multiplied in two halves of its
  *    columns, the left half's quarters staged while the right half's wgmmas run, the right half's while the
  *    next tile's first wgmmas (its left half) run (split_tail).
+ *    `epilogue=5`: no shared memory: straight from the registers, each 8 x 8 piece of the accumulators
+ *    transposed in registers (movmatrix) so that each lane stores 4 rows of one column of C, 8 bytes
+ *    (column_epilogue); no barrier, no wait for a store.
  *    `epilogue=1`: the same tile, written out by the consumer's threads with 16-byte stores; `epilogue=0`:
  *    step 27's, straight from the registers.
  *
@@ -61,7 +64,7 @@
  * (epilogue_mode); else the 16-byte stores, or the direct epilogue.
  *
  * `--param persistent=0|1` (1), `consumers=1|2` (2), `setmaxnreg=0|1` (1), `stages=2..4` (4),
- * `group=1|4|8|16` (8), `epilogue=0..4` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
+ * `group=1|4|8|16` (8), `epilogue=0..5` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `pingpong=0|1` (0).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -92,6 +95,7 @@ enum {
     REGISTER_FILE = 65536, REGISTER_UNIT = 8, /* registers per SM, and the unit a warp's count is rounded to */
     STAGING = 16 * 1024,                     /* bytes of shared memory per consumer for the staged epilogue */
     CHUNK = 16,                              /* bytes: one vector store of the staged epilogue (8 BF16) */
+    PIECE = 8,                               /* bytes: one store of the column epilogue (4 BF16 of a column) */
     QUARTER_COLS = 64,                       /* columns of C per TMA store: a consumer's part in 4 quarters */
     ALIGN_SLACK = ATOM_BYTES,                /* dynamic shared memory is only 16-byte aligned: room to round up */
     TMA_ALIGN = 16,                          /* bytes: TMA's alignment of a column stride */
@@ -139,7 +143,8 @@ static_assert(ping_stages(2) == 3 && ping_stages(4) == 6, "2, 3, 4 stages of 48 
 static int persistent = 1, consumers = 2, realloc_regs = 1; /* --param persistent= consumers= setmaxnreg= */
 static int pingpong = 0; /* --param pingpong=: 1 each consumer on its own tile (with consumers=2 cluster=1) */
 /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA, 3 as 2 with the tile's
- * last stage lent as more staging */
+ * last stage lent as more staging, 4 as 2 beside the last and next slices' products, 5 direct in 8-byte pieces of
+ * columns (the file's first comment says more) */
 static int epilogue = 2;
 static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;    /* --param stages= group= */
@@ -458,11 +463,76 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
     }
 }
 
+/**
+ * EPI_COLUMNS: the thread's finished values straight from the registers to C, no shared memory, in pieces
+ * of 4 rows of one column (8 bytes; C is column-major). Each 8 x 8 piece of an accumulator fragment (rows
+ * 16 warp + 8 hh .. + 7 of a 64-row half, columns 8 j .. + 7) has in lane (g, t) row g, columns 2t and
+ * 2t + 1: two elements ldc apart in memory. movmatrix transposes the piece in registers, after which lane
+ * (g, t) holds rows 2t and 2t + 1 of column 8 j + g (4 bytes). The band's two pieces (hh = 0, 1) then
+ * give lanes t and t ^ 1 eight rows of that column between them, and one exchange (shfl) makes each
+ * lane's four rows contiguous:
+ *
+ *     lane t      before: rows of column 8 j + g     after       its piece starts at row
+ *     0           0-1 and  8-9                       0-3         0
+ *     1           2-3 and 10-11                      8-11        8
+ *     2           4-5 and 12-13                      4-7         4
+ *     3           6-7 and 14-15                      12-15       12
+ *
+ * (an even lane keeps its rows of band 0 and takes its neighbour's, an odd one keeps band 1's and takes
+ * its neighbour's). One store per lane then writes, for the warp, 8 columns by 16 rows: eight whole
+ * 32-byte sectors, where the direct epilogue's 2-byte stores write 256 scattered 2-byte pieces. The price
+ * is two movmatrix and one shuffle per piece, in the registers' own data path: C's 64 KB a tile are never
+ * written to shared memory and read back, and no barrier or wait for a store is needed. Pieces that cross
+ * C's last row, and all of them where C's columns are not 8-byte aligned, go element by element.
+ */
+template <int G>
+__device__ __forceinline__ void column_epilogue(const float acc[ACC], int M, int N, float alpha, float beta,
+                                                __nv_bfloat16 *C, int ldc, int i0, int j0)
+{
+    using T = tiling<G>;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP % 4;
+    const int g = lane / 4, t = lane % 4;
+    const bool odd = t % 2 == 1;
+    const int first_row = odd ? 8 + 2 * (t - 1) : 2 * t; /* of the lane's piece, in the warp's 16-row band */
+    const bool vectors = (uintptr_t)C % PIECE == 0 && ldc * ELEM % PIECE == 0;
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h)
+#pragma unroll
+        for (int j = 0; j < T::WG_N / 8; ++j) {
+            uint32_t band[2]; /* rows 2t, 2t + 1 of column 8 j + g in the band's upper (0) and lower (1) piece */
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                float v[2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int row = i0 + h * WG_M + 16 * warp + 8 * hh + g, col = j0 + 8 * j + 2 * t + e;
+                    v[e] = alpha * acc[h * (ACC / 2) + 4 * j + 2 * hh + e];
+                    if (beta != 0.0f && row < M && col < N)
+                        v[e] += beta * __bfloat162float(C[row + (size_t)col * ldc]);
+                }
+                band[hh] = movmatrix_trans(pack_bf16x2(v[0], v[1]));
+            }
+            const uint32_t got = __shfl_xor_sync(0xffffffffu, odd ? band[0] : band[1], 1); /* the neighbour's */
+            const uint32_t lo = odd ? got : band[0], hi = odd ? band[1] : got;             /* rows + 0, 1 / + 2, 3 */
+            const int row = i0 + h * WG_M + 16 * warp + first_row, col = j0 + 8 * j + g;
+            if (row < M && col < N) {
+                __nv_bfloat16 *dst = C + row + (size_t)col * ldc;
+                if (vectors && row + PIECE / ELEM <= M) {
+                    *reinterpret_cast<uint2 *>(dst) = make_uint2(lo, hi);
+                } else {
+                    for (int e = 0; e < PIECE / ELEM && row + e < M; ++e)
+                        dst[e] = __ushort_as_bfloat16((unsigned short)((e < 2 ? lo : hi) >> (16 * (e % 2))));
+                }
+            }
+        }
+}
+
 /** How the staged epilogue writes C (decided on the host from C's alignment and the settings). EPI_LENT is
  *  EPI_TMA with the tile's last stage of the ring lent to the epilogue as more staging (two consumers on
  *  one tile only). EPI_SPLIT is EPI_TMA with the epilogue overlapped with products: the host's name for
- *  a kernel of its own (SPLIT: split_tail on whole tiles of two slices or more), run in mode EPI_TMA. */
-enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3, EPI_SPLIT = 4 };
+ *  a kernel of its own (SPLIT: split_tail on whole tiles of two slices or more), run in mode EPI_TMA.
+ *  EPI_COLUMNS is not staged: column_epilogue, in a kernel of its own too (COLUMNS). */
+enum { EPI_DIRECT = 0, EPI_VECTORS = 1, EPI_TMA = 2, EPI_LENT = 3, EPI_SPLIT = 4, EPI_COLUMNS = 5 };
 /** The part of a lent stage each consumer stages in: two quarters, 16 KB. */
 static_assert(2 * STAGING <= tiling<2>::STAGE, "both consumers' two quarters fit in one stage");
 
@@ -732,7 +802,7 @@ __device__ void take_over(float acc[ACC], const sk_buffers &buf, const sk_plan &
  * With ping-pong (@p PING), consumer c takes items c, c + 2, ... whole, and steps its slice counter over
  * the other consumer's items (their slices pass through the same ring).
  */
-template <int STAGES, int CONSUMERS, bool STAGED, bool PING, bool SPLIT>
+template <int STAGES, int CONSUMERS, bool STAGED, bool PING, bool SPLIT, bool COLUMNS>
 __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloat16 *C, int ldc, int group_rows,
                         int clustered, const sk_plan &plan, const sk_buffers &buf, unsigned char *ring,
                         unsigned char *staging, uint64_t *full, uint64_t *empty, int c, int mode,
@@ -821,6 +891,8 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
             unsigned char *lent_part = lend ? ring + lent * T::STAGE + c * STAGING : NULL;
             staged_epilogue<CONSUMERS, PING>(acc, staging, lent_part, c, mode, map_c, M, N, alpha, beta, C, ldc, i0,
                                              j0);
+        } else if constexpr (COLUMNS) {
+            column_epilogue<G>(acc, M, N, alpha, beta, C, ldc, i0, j0);
         } else {
 #pragma unroll
             for (int h = 0; h < T::HALVES; ++h)
@@ -840,7 +912,7 @@ __device__ void consume(int M, int N, int K, float alpha, float beta, __nv_bfloa
 
 /** One block: warpgroup 0 produces (its first thread), warpgroups 1.. consume. Persistent or not, the
  *  same code: the grid (and the stream-K plan) decides how many tiles each block walks. */
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT>
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT, bool COLUMNS>
 __global__ void __launch_bounds__(tiling<CONSUMERS>::THREADS, 1)
 persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K, float alpha, float beta,
@@ -876,8 +948,9 @@ persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant
             setmaxnreg_inc<CONSUMER_REGS>();
         /* (the staging buffers follow the ring, one per consumer) */
         unsigned char *staging = ring + STAGES * geometry<CONSUMERS, PING>::STAGE + (wg - 1) * STAGING;
-        consume<STAGES, CONSUMERS, STAGED, PING, SPLIT>(M, N, K, alpha, beta, C, ldc, group_rows, clustered, plan,
-                                                        buf, ring, staging, full, empty, wg - 1, mode, &map_c);
+        consume<STAGES, CONSUMERS, STAGED, PING, SPLIT, COLUMNS>(M, N, K, alpha, beta, C, ldc, group_rows, clustered,
+                                                                 plan, buf, ring, staging, full, empty, wg - 1, mode,
+                                                                 &map_c);
     }
     if (clustered == 2)
         cluster_sync(); /* no block leaves while its peer may still arrive on its barriers */
@@ -1075,7 +1148,7 @@ struct call {
     int mode;          /**< the epilogue (EPI_*), as epilogue_mode chose it */
 };
 
-template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT = false>
+template <int STAGES, int CONSUMERS, bool REALLOC, bool STAGED, bool PING, bool SPLIT = false, bool COLUMNS = false>
 static void launch_kernel(const struct call &a)
 {
     using T = tiling<CONSUMERS>;       /* the block's threads */
@@ -1086,7 +1159,10 @@ static void launch_kernel(const struct call &a)
      * with setmaxnreg's registers: split_tail holds 192 accumulators, which 168 registers a thread cannot
      * (ptxas spilled and serialized every wgmma) */
     static_assert(!SPLIT || (CONSUMERS == 2 && REALLOC && STAGED && !PING), "split_tail: two consumers, 232 regs");
-    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED, PING, SPLIT>;
+    /* EPI_COLUMNS: a kernel of its own for the same reason, built for the two consumers' tile only (the
+     * others would be a dozen more kernels to compile) */
+    static_assert(!COLUMNS || (CONSUMERS == 2 && !STAGED && !PING && !SPLIT), "column_epilogue: two consumers");
+    auto kernel = persistent_gemm<STAGES, CONSUMERS, REALLOC, STAGED, PING, SPLIT, COLUMNS>;
     if (!opted_in) {
         int device = 0, limit = 0;
         cuda_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -1166,6 +1242,10 @@ template <int STAGES, bool STAGED> static void launch_staged(const struct call &
         launch_kernel<ping_stages(STAGES), 2, false, STAGED, true>(a);
     else if (a.mode == EPI_SPLIT) /* (setmaxnreg=1 and no ping-pong: epilogue_mode saw to both) */
         launch_kernel<STAGES, 2, true, true, false, true>(as_tma(a));
+    else if (a.mode == EPI_COLUMNS && realloc_regs) /* (two consumers, no ping-pong: epilogue_mode) */
+        launch_kernel<STAGES, 2, true, false, false, false, true>(a);
+    else if (a.mode == EPI_COLUMNS)
+        launch_kernel<STAGES, 2, false, false, false, false, true>(a);
     else if (realloc_regs)
         launch_kernel<STAGES, 2, true, STAGED, false>(a);
     else
@@ -1180,6 +1260,9 @@ template <int STAGES> static void launch_stages(const struct call &a)
         launch_staged<STAGES, true>(a);
 }
 
+/** Whether the settings have a kernel with the column epilogue: two consumers on one tile (launch_kernel). */
+static bool columns_kernel(void) { return consumers == 2 && !ping_on(); }
+
 /**
  * The epilogue this call can have, at most the setting's: the TMA store needs two consumers (its box is a
  * quarter of a consumer's 64-row part, or of its 128 x 128 tile with ping-pong) and C addressable by a
@@ -1193,6 +1276,8 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
     if ((mode == EPI_LENT || mode == EPI_SPLIT) && ping_on()) /* (ping-pong: a consumer's tile is its own) */
         mode = EPI_TMA;
     if (mode == EPI_SPLIT && !realloc_regs) /* (split_tail needs setmaxnreg's registers: launch_kernel) */
+        mode = EPI_TMA;
+    if (mode == EPI_COLUMNS && !columns_kernel()) /* (built for two consumers on one tile: launch_kernel) */
         mode = EPI_TMA;
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
@@ -1233,6 +1318,9 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
 static const char *epilogue_words(void)
 {
     switch (epilogue) {
+    case EPI_COLUMNS:
+        return columns_kernel() ? "direct, 8-byte pieces of columns transposed in registers (movmatrix)"
+                                : "staged, stored by TMA (as 2: the column epilogue is built for consumers=2 alone)";
     case EPI_SPLIT:
         if (ping_on())
             return "staged, stored by TMA (as 2: ping-pong hides the epilogue its way)";
@@ -1251,7 +1339,7 @@ static const char *epilogue_words(void)
     }
 }
 
-/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0..4 cluster=1|2
+/** --param persistent=0|1 consumers=1|2 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0..5 cluster=1|2
  *  streamk=0|1|2 pingpong=0|1. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
@@ -1262,17 +1350,18 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "setmaxnreg", 0, 1, &realloc_regs, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "epilogue", 0, 4, &epilogue, &bad) &&
+            !step_param_int(params[t], "epilogue", 0, EPI_COLUMNS, &epilogue, &bad) &&
             !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
             !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad) &&
             !step_param_int(params[t], "pingpong", 0, 1, &pingpong, &bad))
             bad = "this step takes --param persistent=0|1, consumers=1|2, setmaxnreg=0|1, stages=2|3|4, "
-                  "group=1|4|8|16, epilogue=0|1|2|3|4, cluster=1|2, streamk=0|1|2, pingpong=0|1";
+                  "group=1|4|8|16, epilogue=0|1|2|3|4|5, cluster=1|2, streamk=0|1|2, pingpong=0|1";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
-    const int bytes = ring_stages() * stage_bytes() + (epilogue ? consumers * STAGING : 0) + ALIGN_SLACK;
+    const bool staged = epilogue != EPI_DIRECT && !(epilogue == EPI_COLUMNS && columns_kernel());
+    const int bytes = ring_stages() * stage_bytes() + (staged ? consumers * STAGING : 0) + ALIGN_SLACK;
     snprintf(desc, desclen, "persistent=%d consumers=%d setmaxnreg=%d stages=%d group=%d cluster=%d streamk=%d%s "
              "pingpong=%d%s epilogue=%d (%s; %d KB of shared memory); %s tile %dx%dx%d, %d stages", persistent,
              consumers, realloc_regs, stages, group, cluster, streamk,
