@@ -480,7 +480,8 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
  *
  * (an even lane keeps its rows of band 0 and takes its neighbour's, an odd one keeps band 1's and takes
  * its neighbour's). One store per lane then writes, for the warp, 8 columns by 16 rows: eight whole
- * 32-byte sectors, where the direct epilogue's 2-byte stores write 256 scattered 2-byte pieces. The price
+ * 32-byte sectors where C's columns start on 32 bytes, where the direct epilogue writes that block in four
+ * stores of 2 bytes per lane, each four 16-byte runs (half sectors). The price
  * is two movmatrix and one shuffle per piece, in the registers' own data path: C's 64 KB a tile are never
  * written to shared memory and read back, and no barrier or wait for a store is needed. Pieces that cross
  * C's last row, and all of them where C's columns are not 8-byte aligned, go element by element.
@@ -1320,7 +1321,7 @@ static const char *epilogue_words(void)
     switch (epilogue) {
     case EPI_COLUMNS:
         return columns_kernel() ? "direct, 8-byte pieces of columns transposed in registers (movmatrix)"
-                                : "staged, stored by TMA (as 2: the column epilogue is built for consumers=2 alone)";
+                                : "as 2 (the column epilogue is built for consumers=2 without ping-pong)";
     case EPI_SPLIT:
         if (ping_on())
             return "staged, stored by TMA (as 2: ping-pong hides the epilogue its way)";
