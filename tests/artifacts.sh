@@ -81,6 +81,26 @@ out=$(steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
     pass "steps/28_persistent/cycles.sh refuses a malformed list of K: exit 2, one line" ||
     fail "steps/28_persistent/cycles.sh with K = 1,,2: exit $rc, '$out'"
 
+# steps/28_persistent/turns.sh --table: the medians and turns won that lesson 28 quotes for epilogue=4 (its
+# table of H100 turns), read back from the committed turns; a file that is not a turns.csv, and a setting
+# that is not NAME=VALUE, are refused in one line with exit 2.
+TRN=plots/data/h200/step28_epilogue/split_turns_h100.csv
+out=$(steps/28_persistent/turns.sh --table "$TRN" 2>&1)
+if grep -Eq '^epilogue=4 +4096x4096x4096 +784\.8 +0\.979 0 of 3$' <<<"$out" &&
+    grep -Eq '^default +8192x8192x8192 +824\.4 +1\.019 -$' <<<"$out" &&
+    grep -Eq '^epilogue=4 +8192x8192x8192 +819\.1 +1\.011 1 of 3$' <<<"$out"; then
+    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of epilogue=4's turns"
+else
+    fail "steps/28_persistent/turns.sh --table $TRN: $(head -n 3 <<<"$out" | tr '\n' '|')"
+fi
+for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
+    # shellcheck disable=SC2086
+    out=$(steps/28_persistent/turns.sh $bad 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+        pass "steps/28_persistent/turns.sh refuses '$bad': exit 2, one line" ||
+        fail "steps/28_persistent/turns.sh $bad: exit $rc, '$out'"
+done
+
 # Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
 # threads column), refusing a bad size in one line; plots/threads.sh charts the committed host data.
 if steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 96 1 2 >"$TMP_ART/thr.log" 2>&1 &&
