@@ -76,6 +76,25 @@ if [ -x build/step28 ]; then
 else
     not_run 1 "steps/28_persistent/cycles.sh: build/step28 is not built here (it needs nvcc)"
 fi
+# The step's measuring scripts share on_hopper.sh's checks: on a GPU that is not sm_90 (a stand-in
+# nvidia-smi that says 8.0) each ends in one line with exit 4 before it measures or writes anything.
+if [ -x build/step28 ]; then
+    mkdir -p "$TMP_ART/ampere"
+    printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: a stand-in";; *compute_cap*) echo 8.0;; esac\n' \
+        >"$TMP_ART/ampere/nvidia-smi"
+    chmod +x "$TMP_ART/ampere/nvidia-smi"
+    for script in "measure.sh $TMP_ART/m28" "pingpong.sh $TMP_ART/p28" "turns.sh $TMP_ART/t28 epilogue=5" \
+        "cycles.sh $TMP_ART/c28 4096 256"; do
+        # shellcheck disable=SC2086
+        out=$(PATH="$TMP_ART/ampere:$PATH" steps/28_persistent/$script 2>&1); rc=$?
+        [ "$rc" -eq 4 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && grep -q "needs an sm_90 GPU" <<<"$out" &&
+            [ ! -e "$TMP_ART/t28/turns.csv" ] && [ ! -e "$TMP_ART/p28/turns.csv" ] &&
+            pass "steps/28_persistent/${script%% *} on an sm_80 GPU: exit 4, one line" ||
+            fail "steps/28_persistent/$script on an sm_80 GPU: exit $rc, '$out'"
+    done
+else
+    not_run 4 "steps/28_persistent's scripts on an sm_80 GPU: build/step28 is not built here (it needs nvcc)"
+fi
 out=$(steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
     pass "steps/28_persistent/cycles.sh refuses a malformed list of K: exit 2, one line" ||

@@ -32,12 +32,9 @@ done
 case $M in '' | *[!0-9]*) echo "cycles: M must be a positive integer, not '$M'" >&2; exit 2 ;; esac
 [ "$M" -ge 1 ] || { echo "cycles: M must be at least 1" >&2; exit 2; }
 case $KS in '' | *[!0-9,]* | *,,* | ,* | *,) echo "cycles: K must be a comma-separated list of integers, not '$KS'" >&2; exit 2 ;; esac
-[ -x build/step28 ] || { echo "cycles: build first: make step28" >&2; exit 2; }
+. steps/28_persistent/on_hopper.sh
+on_hopper cycles
 command -v ncu >/dev/null 2>&1 || { echo "cycles: ncu (Nsight Compute) is not installed here" >&2; exit 4; }
-command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU ||
-    { echo "cycles: no CUDA device" >&2; exit 4; }
-[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
-    { echo "cycles: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
 mkdir -p "$DIR" || exit 2
 SIZES=$(echo "$KS" | tr ',' '\n' | sed "s/^/${M}x${M}x/" | paste -sd, -)
 SETTING=${PARAMS[*]+"${PARAMS[*]}"}

@@ -1222,8 +1222,6 @@ static void launch_kernel(const struct call &a)
                "launching the clustered kernel");
 }
 
-/** The kernel of the settings: consumers x setmaxnreg x ping-pong, for a given ring and epilogue (STAGES
- *  of 48 KB, or with ping-pong their bytes in stages of 32 KB). */
 /** EPI_SPLIT's call as its kernel takes it: every item not split is written as with EPI_TMA, so the kernel
  *  (SPLIT) runs in that mode and no other kernel needs to know EPI_SPLIT. */
 static struct call as_tma(const struct call &a)
@@ -1232,6 +1230,9 @@ static struct call as_tma(const struct call &a)
     split.mode = EPI_TMA;
     return split;
 }
+
+/** The kernel of the settings: consumers x setmaxnreg x ping-pong, for a given ring and epilogue (STAGES
+ *  of 48 KB, or with ping-pong their bytes in stages of 32 KB). */
 
 template <int STAGES, bool STAGED> static void launch_staged(const struct call &a)
 {
@@ -1261,6 +1262,9 @@ template <int STAGES> static void launch_stages(const struct call &a)
         launch_staged<STAGES, true>(a);
 }
 
+/** Whether epilogue mode @p mode writes C by TMA stores (and so needs C's tensor map). */
+static bool stores_by_tma(int mode) { return mode == EPI_TMA || mode == EPI_LENT || mode == EPI_SPLIT; }
+
 /** Whether the settings have a kernel with the column epilogue: two consumers on one tile (launch_kernel). */
 static bool columns_kernel(void) { return consumers == 2 && !ping_on(); }
 
@@ -1283,8 +1287,7 @@ static int epilogue_mode(const bf16_bits *C, int M, int ldc)
     /* (and M a multiple of 8, so that a column of C inside the matrix is whole 16-byte pieces, as CUTLASS's
      * TMA epilogue also requires: the first run of the TMA store, on 2026-12-01, failed at 7x5x3 with ldc 8,
      * a column of 14 bytes; see the lesson) */
-    const bool tma_store = mode == EPI_TMA || mode == EPI_LENT || mode == EPI_SPLIT;
-    if (tma_store && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
+    if (stores_by_tma(mode) && (consumers != 2 || (uintptr_t)C % SWIZZLED_ALIGN != 0 || !columns_aligned ||
                       M % (TMA_ALIGN / ELEM) != 0))
         mode = EPI_VECTORS;
     if (mode == EPI_VECTORS && !columns_aligned)
@@ -1305,8 +1308,7 @@ static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda
     a.map_b = tensor_map(B, K, N, ldb, BK, block_n() / cluster); /* boxes of 64 (k) x BN (n), or half */
     /* C's boxes: a quarter of a consumer's part (or of a ping-pong consumer's tile), 64 (m) x 64 (n),
      * swizzled as half its staging buffer */
-    const bool tma_store = a.mode == EPI_TMA || a.mode == EPI_LENT || a.mode == EPI_SPLIT;
-    a.map_c = tma_store ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
+    a.map_c = stores_by_tma(a.mode) ? tensor_map(C, M, N, ldc, WG_M, QUARTER_COLS) : a.map_a;
     switch (stages) {
     case 2: launch_stages<2>(a); break;
     case 3: launch_stages<3>(a); break;

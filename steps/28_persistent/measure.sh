@@ -17,15 +17,12 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
 mkdir -p "$DIR" || exit 2
-[ -x build/step28 ] || { echo "measure: build first: make step28" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
-# (the step runs on sm_90 alone: check before any committed file is replaced)
-[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
-    { echo "measure: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
+. steps/28_persistent/on_hopper.sh
+on_hopper measure # (before any committed file is replaced)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
-{ echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+{ echo "date=$(date +%F)"; echo "device=$(device_name)"
   echo "command=steps/28_persistent/measure.sh $*"; } >"$DIR/step28_meta.txt"
 
 # rates SIZES ARGS...: "m,n,k,gflops,baseline_gflops,ratio" per size, unchecked (the tests check).

@@ -12,16 +12,13 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200/step28_pingpong}
-[ -x build/step28 ] || { echo "pingpong: build first: make step28" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null ||
-    { echo "pingpong: no CUDA device" >&2; exit 4; }
-[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
-    { echo "pingpong: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
+. steps/28_persistent/on_hopper.sh
+on_hopper pingpong
 mkdir -p "$DIR" || exit 2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SHAPES=4096,8192,6144,8192x1024x4096,1024x8192x4096
-{ echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+{ echo "date=$(date +%F)"; echo "device=$(device_name)"
   echo "command=steps/28_persistent/pingpong.sh $*"
   echo "shapes=$SHAPES (the last two settings: 4096, 8192)"; } >"$DIR/meta.txt"
 status=0

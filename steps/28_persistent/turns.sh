@@ -61,15 +61,13 @@ for setting in "$@"; do
         [[ $p =~ ^[a-z]+=[0-9]+$ ]] || { echo "turns: '$p' is not NAME=VALUE (in setting '$setting')" >&2; exit 2; }
     done
 done
-[ -x build/step28 ] || { echo "turns: build first: make step28" >&2; exit 2; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "turns: no CUDA device" >&2; exit 4; }
-[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)" = 9.0 ] ||
-    { echo "turns: this step needs an sm_90 GPU (Hopper)" >&2; exit 4; }
+. steps/28_persistent/on_hopper.sh
+on_hopper turns
 mkdir -p "$DIR" || exit 2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SHAPES=4096,8192,6144,8192x1024x4096,1024x8192x4096
-{ echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+{ echo "date=$(date +%F)"; echo "device=$(device_name)"
   echo "command=steps/28_persistent/turns.sh $DIR $*"; echo "shapes=$SHAPES"; } >"$DIR/meta.txt"
 status=0
 echo "setting,turn,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/turns.csv"
