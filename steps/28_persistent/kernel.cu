@@ -464,29 +464,6 @@ __device__ __forceinline__ void copy_pass(const unsigned char *staging, int p, i
     }
 }
 
-/**
- * EPI_COLUMNS: the thread's finished values straight from the registers to C, no shared memory, in pieces
- * of 4 rows of one column (8 bytes; C is column-major). Each 8 x 8 piece of an accumulator fragment (rows
- * 16 warp + 8 hh .. + 7 of a 64-row half, columns 8 j .. + 7) has in lane (g, t) row g, columns 2t and
- * 2t + 1: two elements ldc apart in memory. movmatrix transposes the piece in registers, after which lane
- * (g, t) holds rows 2t and 2t + 1 of column 8 j + g (4 bytes). The band's two pieces (hh = 0, 1) then
- * give lanes t and t ^ 1 eight rows of that column between them, and one exchange (shfl) makes each
- * lane's four rows contiguous:
- *
- *     lane t      before: rows of column 8 j + g     after       its piece starts at row
- *     0           0-1 and  8-9                       0-3         0
- *     1           2-3 and 10-11                      8-11        8
- *     2           4-5 and 12-13                      4-7         4
- *     3           6-7 and 14-15                      12-15       12
- *
- * (an even lane keeps its rows of band 0 and takes its neighbour's, an odd one keeps band 1's and takes
- * its neighbour's). One store per lane then writes, for the warp, 8 columns by 16 rows: eight whole
- * 32-byte sectors where C's columns start on 32 bytes, where the direct epilogue writes that block in four
- * stores of 2 bytes per lane, each four 16-byte runs (half sectors). The price
- * is two movmatrix and one shuffle per piece, in the registers' own data path: C's 64 KB a tile are never
- * written to shared memory and read back, and no barrier or wait for a store is needed. Pieces that cross
- * C's last row, and all of them where C's columns are not 8-byte aligned, go element by element.
- */
 /** One 16 x 8 block of column_epilogue: the lane's four values @p v (rows g and g + 8 of the warp's band,
  *  columns 2t and 2t + 1: v[2 hh + e] is row 8 hh + g, column 2t + e), rounded to BF16, transposed
  *  (movmatrix) and exchanged with lane t ^ 1, so that @p lo and @p hi are rows first_row .. + 3 of column g,
@@ -535,6 +512,31 @@ __device__ __forceinline__ void column_epilogue_inside(const float acc[ACC], flo
     }
 }
 
+/**
+ * EPI_COLUMNS: the thread's finished values straight from the registers to C, no shared memory, in pieces
+ * of 4 rows of one column (8 bytes; C is column-major). Each 8 x 8 piece of an accumulator fragment (rows
+ * 16 warp + 8 hh .. + 7 of a 64-row half, columns 8 j .. + 7) has in lane (g, t) row g, columns 2t and
+ * 2t + 1: two elements ldc apart in memory. movmatrix transposes the piece in registers, after which lane
+ * (g, t) holds rows 2t and 2t + 1 of column 8 j + g (4 bytes). The band's two pieces (hh = 0, 1) then
+ * give lanes t and t ^ 1 eight rows of that column between them, and one exchange (shfl) makes each
+ * lane's four rows contiguous:
+ *
+ *     lane t      before: rows of column 8 j + g     after       its piece starts at row
+ *     0           0-1 and  8-9                       0-3         0
+ *     1           2-3 and 10-11                      8-11        8
+ *     2           4-5 and 12-13                      4-7         4
+ *     3           6-7 and 14-15                      12-15       12
+ *
+ * (an even lane keeps its rows of band 0 and takes its neighbour's, an odd one keeps band 1's and takes
+ * its neighbour's). One store per lane then writes, for the warp, 8 columns by 16 rows: eight whole
+ * 32-byte sectors where C's columns start on 32 bytes, where the direct epilogue writes that block in four
+ * stores of 2 bytes per lane, each four 16-byte runs (half sectors). The price
+ * is two movmatrix and one shuffle per piece, in the registers' own data path: C's 64 KB a tile are never
+ * written to shared memory and read back, and no barrier or wait for a store is needed. A consumer part
+ * inside C with aligned columns goes through column_epilogue_inside, without a test per piece; in the
+ * other parts, pieces that cross C's last row, and all of them where C's columns are not 8-byte aligned,
+ * go element by element.
+ */
 template <int G>
 __device__ __forceinline__ void column_epilogue(const float acc[ACC], int M, int N, float alpha, float beta,
                                                 __nv_bfloat16 *C, int ldc, int i0, int j0)
