@@ -112,6 +112,16 @@ if grep -Eq '^epilogue=4 +4096x4096x4096 +784\.8 +0\.979 0 of 3$' <<<"$out" &&
 else
     fail "steps/28_persistent/turns.sh --table $TRN: $(head -n 3 <<<"$out" | tr '\n' '|')"
 fi
+COL=plots/data/h200/step28_epilogue/columns_turns_h100.csv
+out=$(steps/28_persistent/turns.sh --table "$COL" 2>&1)
+if grep -Eq '^epilogue=5 +4096x4096x4096 +769\.1 +0\.973 0 of 3$' <<<"$out" &&
+    grep -Eq '^default +4096x4096x4096 +780\.1 +0\.987 -$' <<<"$out" &&
+    grep -Eq '^epilogue=5 +8192x8192x8192 +804\.3 +1\.011 0 of 3$' <<<"$out" &&
+    [ "$(grep -c '^epilogue=5 .* 0 of 3$' <<<"$out")" -eq 5 ]; then
+    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of epilogue=5's turns (behind in all 15)"
+else
+    fail "steps/28_persistent/turns.sh --table $COL: $(head -n 3 <<<"$out" | tr '\n' '|')"
+fi
 for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
     # shellcheck disable=SC2086
     out=$(steps/28_persistent/turns.sh $bad 2>&1); rc=$?
