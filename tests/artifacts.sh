@@ -122,6 +122,13 @@ if grep -Eq '^epilogue=5 +4096x4096x4096 +769\.1 +0\.973 0 of 3$' <<<"$out" &&
 else
     fail "steps/28_persistent/turns.sh --table $COL: $(head -n 3 <<<"$out" | tr '\n' '|')"
 fi
+FIN=plots/data/h200/step28_final/turns_h100.csv # "The step as it stands": the five medians the lesson quotes
+out=$(steps/28_persistent/turns.sh --table "$FIN" 2>&1)
+if [ "$(awk '$1 == "default" { printf "%s ", $4 }' <<<"$out")" = "0.988 1.018 0.998 0.998 0.987 " ]; then
+    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of the step as it stands"
+else
+    fail "steps/28_persistent/turns.sh --table $FIN: $(tr '\n' '|' <<<"$out")"
+fi
 for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
     # shellcheck disable=SC2086
     out=$(steps/28_persistent/turns.sh $bad 2>&1); rc=$?
