@@ -137,9 +137,6 @@ for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
         fail "steps/28_persistent/turns.sh $bad: exit $rc, '$out'"
 done
 
-# The CPU steps the next checks drive (make test has built them; tests/run.sh alone on a fresh tree has not)
-make --no-print-directory step20 step21 >"$TMP_ART/build_20_21.log" 2>&1 ||
-    fail "make step20 step21 (see $TMP_ART/build_20_21.log): $(tail -n 1 "$TMP_ART/build_20_21.log")"
 # Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
 # threads column), refusing a bad size in one line; plots/threads.sh charts the committed host data.
 if steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 96 1 2 >"$TMP_ART/thr.log" 2>&1 &&
