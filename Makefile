@@ -278,15 +278,15 @@ $(BUILD)/peak: $(OBJ)/steps/00_cublas/peak.o $(OBJ)/common/error.o $(OBJ)/common
 # Step 13's measurement of which register-bank patterns of an FFMA cost a cycle.
 $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
-# Hopper's steps (27 on): wgmma and setmaxnreg exist only in sm_90a code, which runs on sm_90 alone; these
+# Hopper's steps (28 on): wgmma and setmaxnreg exist only in sm_90a code, which runs on sm_90 alone; these
 # objects get their own -gencode, whatever ARCH is (the steps exit 4 on any other GPU).
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
-$(OBJ)/steps/27_tma_wgmma/%.o $(OBJ)/steps/28_persistent/%.o: GENCODE = $(HOPPER_GENCODE)
-# Part IV's ceiling: the BF16 tensor-core rate through mma.sync and through wgmma (sm_90a, step 28's directory).
-$(BUILD)/tc_peak: $(OBJ)/steps/28_persistent/tc_peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+$(OBJ)/steps/28_tma_wgmma/%.o $(OBJ)/steps/31_stream_k/%.o: GENCODE = $(HOPPER_GENCODE)
+# Part IV's ceiling: the BF16 tensor-core rate through mma.sync and through wgmma (sm_90a, step 31's directory).
+$(BUILD)/tc_peak: $(OBJ)/steps/31_stream_k/tc_peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
-# Step 26's probe: can racecheck follow a hand-off through mbarriers (make sanitize asks it)?
-$(BUILD)/racecheck_probe: $(OBJ)/steps/26_shift_sync/racecheck_probe.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
+# Step 27's probe: can racecheck follow a hand-off through mbarriers (make sanitize asks it)?
+$(BUILD)/racecheck_probe: $(OBJ)/steps/27_shift_sync/racecheck_probe.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
 # Step 22's own FP64 kernel against cuBLAS DGEMM on device-resident data.
 $(BUILD)/tc_bench: $(OBJ)/steps/22_hybrid/tc_bench.o $(OBJ)/steps/22_hybrid/tc_dgemm.o $(OBJ)/common/error.o \
@@ -313,11 +313,11 @@ tests: $(BUILD)/test_plan14
 $(OBJ)/tests/test_plan14.o: override NVFLAGS += --pre-include $(TUNED_DIR)/tuned_h200.h
 $(BUILD)/test_plan14: $(OBJ)/tests/test_plan14.o $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
-# Step 28's work items and stream-K rule, walked on the host (its kernel file compiled for sm_90a, as the
+# Step 31's work items and stream-K rule, walked on the host (its kernel file compiled for sm_90a, as the
 # step is; run without a GPU).
-tests: $(BUILD)/test_schedule28
-$(OBJ)/tests/test_schedule28.o: GENCODE = $(HOPPER_GENCODE)
-$(BUILD)/test_schedule28: $(OBJ)/tests/test_schedule28.o $(HOST_OBJ) $(GPU_OBJ)
+tests: $(BUILD)/test_schedule31
+$(OBJ)/tests/test_schedule31.o: GENCODE = $(HOPPER_GENCODE)
+$(BUILD)/test_schedule31: $(OBJ)/tests/test_schedule31.o $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
 endif
 
@@ -410,7 +410,7 @@ need-step:
 .PHONY: need-step
 
 # The lesson as a diff: this step's kernel against the previous step's, and each header both steps have
-# (step 28's hopper.h against step 27's).
+# (step 31's hopper.h against step 28's).
 # A step that starts a new part (CPU after GPU, say) has no previous step to diff against.
 diff: need-step
 	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(PREV_DIR)/kernel.c* 2>/dev/null); \

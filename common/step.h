@@ -88,7 +88,7 @@ void step_cannot_run(const char *fmt, ...);
 
 /** What a step tells the harness about itself. */
 struct step {
-    int number;            /**< 0..28: the step's place on the ladder */
+    int number;            /**< 0..31: the step's place on the ladder */
     const char *name;      /**< short name, e.g. "naive" (the directory is NN_name) */
     const char *summary;   /**< one line: the optimization this step adds */
     precision_t precision; /**< element type */

@@ -21,7 +21,7 @@
 #   hybrid_*         lesson 22's charts (plots/hybrid.sh), where steps/22_hybrid/measure.sh's data is
 #   wins_gpu, wins_cpu  the autotuned GPU step, or the CPU prefetch and threads steps, against their baseline,
 #                    ratio against size (plots/wins.sh)
-#   tc_*             lessons 24-28's charts (plots/tensor.sh), where the measure.sh data of steps 24 and 28 is
+#   tc_*             lessons 24-31's charts (plots/tensor.sh), where the measure.sh data of steps 24 and 31 is
 #
 # Steps are found from the file names, so a new step appears without editing this.
 set -u
@@ -55,7 +55,7 @@ trap 'rm -rf "$TMP"' EXIT
 PARTS="1:00:14:Part I - SGEMM on CUDA cores (FP32):4096
 2:15:21:Part II - DGEMM on the CPU (FP64):2048
 3:22:23:Part III - CPU + GPU and MPI (FP64):4096
-4:24:28:Part IV - tensor cores (BF16 in, FP32 accumulate):4096"
+4:24:31:Part IV - tensor cores (BF16 in, FP32 accumulate):4096"
 
 steps_in() { # FIRST LAST: the step numbers with a CSV, in order
     for f in "$DATA"/step[0-9][0-9].csv; do
@@ -70,7 +70,7 @@ DATE=$(sed -n 's/^date=//p' "$DATA/meta.txt" 2>/dev/null)
 [ -n "$DATE" ] || DATE=$(date -r "$(ls "$DATA"/*.csv | head -n 1)" +%F)
 PEAK=$(awk -F, 'NR == 2 { print $2 }' "$DATA/peak.csv" 2>/dev/null)
 BANDWIDTH=$(awk -F, 'NR == 2 { print $3 }' "$DATA/peak.csv" 2>/dev/null)
-# Part IV's ceilings, measured by build/tc_peak: BF16 through mma.sync (steps 24-26) and through wgmma (27-28).
+# Part IV's ceilings, measured by build/tc_peak: BF16 through mma.sync (steps 24-27) and through wgmma (28-31).
 TC_MMA=$(awk -F, 'NR == 2 { print $2 }' "$DATA/tc_peak.csv" 2>/dev/null)
 TC_WGMMA=$(awk -F, 'NR == 2 { print $3 }' "$DATA/tc_peak.csv" 2>/dev/null)
 
@@ -250,18 +250,18 @@ fi
 # 4b. roofline_tc: the BF16 tensor-core steps at the intensity of their block tile (2 bytes an element:
 #     bm * bn / (bm + bn) flop per byte), under the measured DRAM slope and the two tensor-core ceilings.
 #     A point above the slope is not an error: it is the L2 reuse between blocks that the tile-only
-#     intensity leaves out (the grouped tile order of steps 25-28 is what earns it).
+#     intensity leaves out (the grouped tile order of steps 26-31 is what earns it).
 if [ -n "$TC_WGMMA" ] && [ -n "$BANDWIDTH" ]; then
     tile_points BF16 'm * n / (m + n)' >"$TMP/rooftc.dat"
     if [ -s "$TMP/rooftc.dat" ]; then
-        base=$(headline 28 4096 2>/dev/null | awk '{ print $3 }')
+        base=$(headline 31 4096 2>/dev/null | awk '{ print $3 }')
         {
             echo "set title \"Roofline, BF16 tensor cores: each step at the DRAM intensity of its block tile, 4096^3\\n$DEVICE, data of $DATE\""
             echo "set xlabel 'arithmetic intensity (flop per byte of DRAM traffic, no reuse between blocks)'; set ylabel 'GFLOP/s'"
             echo "set logscale xy; set xrange [8:2000]; set yrange [10000:2000000]; set grid; set key top left font ',10'"
             echo "bw = $BANDWIDTH; wg = $TC_WGMMA; mma = ${TC_MMA:-0}; set samples 400"
             printf "plot (bw * x < wg ? bw * x : wg) with lines lw 3 lc rgb '#000000' title sprintf('min(wgmma %%.0f TFLOP/s, %%.2f TB/s x intensity)', wg / 1000.0, bw / 1000.0), "
-            [ -n "$TC_MMA" ] && printf "(bw * x < mma ? 1/0 : mma) with lines dt 2 lw 2 lc rgb '#666666' title sprintf('mma.sync ceiling, %%.0f TFLOP/s (steps 24-26)', mma / 1000.0), "
+            [ -n "$TC_MMA" ] && printf "(bw * x < mma ? 1/0 : mma) with lines dt 2 lw 2 lc rgb '#666666' title sprintf('mma.sync ceiling, %%.0f TFLOP/s (steps 24-27)', mma / 1000.0), "
             printf "'%s' using 1:2 with points pt 7 ps 1.5 lc rgb '#4477aa' title 'step at 4096^3 (above the slope: reuse in L2)', " "$TMP/rooftc.dat"
             printf "'' using 1:2:3 with labels left offset 1,0 font ',10' notitle"
             [ -n "$base" ] && printf ", %s with lines dt 3 lw 2 lc rgb '#cc3311' title 'cuBLAS BF16 at 4096^3'" "$base"
@@ -280,8 +280,8 @@ if [ -s "$DATA/step21_threads.csv" ]; then
 fi
 # Where the tuned steps win and lose against their baseline (ratio against size), where their data is.
 plots/wins.sh "$DATA" "$OUT" || status=1
-# Lessons 24-28's charts (warp tile, stages, synchronization, ablation), where the measure.sh data of steps 24 and 28 is.
-if [ -s "$DATA/step24_warptile.csv" ] || [ -s "$DATA/step25_stages.csv" ] || [ -s "$DATA/step28_ablation.csv" ]; then
+# Lessons 24-31's charts (warp tile, stages, synchronization, ablation), where the measure.sh data of steps 24 and 31 is.
+if [ -s "$DATA/step24_warptile.csv" ] || [ -s "$DATA/step26_stages.csv" ] || [ -s "$DATA/step31_ablation.csv" ]; then
     plots/tensor.sh "$DATA" "$OUT" || status=1
 fi
 exit $status

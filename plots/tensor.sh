@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lessons 24-28's charts, from steps/24_wmma/measure.sh's and steps/28_persistent/measure.sh's data
+# Lessons 24-31's charts, from steps/24_wmma/measure.sh's and steps/31_stream_k/measure.sh's data
 # (plots/render.sh calls it where they are):
 #
 #   plots/tensor.sh DATA OUT
@@ -7,15 +7,15 @@
 #   tc_warptile   step 24 against the warp tile (wm x wn accumulator fragments per warp, in order of their
 #                 number): TFLOP/s at 4096^3 and 8192^3 on the left axis; registers per thread and warps
 #                 per SM (the occupancy they allow) on the right
-#   tc_stages     step 25 against the number of stages in the cp.async ring, one line per block tile and
+#   tc_stages     step 26 against the number of stages in the cp.async ring, one line per block tile and
 #                 fragment path, at 8192^3, with cuBLAS BF16 of the same runs
-#   tc_sync       step 26 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
-#                 and producer count, beside step 25 at the same tile, at 8192^3
-#   tc_ablation   step 28 with each ingredient switched off in turn (step28_ablation.csv): the rate as a
+#   tc_sync       step 27 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
+#                 and producer count, beside step 26 at the same tile, at 8192^3
+#   tc_ablation   step 31 with each ingredient switched off in turn (step31_ablation.csv): the rate as a
 #                 fraction of cuBLAS BF16 in the same run, at 4096^3 and 8192^3
-#   tc_cycles     step 28 and cuBLAS: Nsight Compute's cycles of one call at M = N = 4096 against K, with
+#   tc_cycles     step 31 and cuBLAS: Nsight Compute's cycles of one call at M = N = 4096 against K, with
 #                 the straight lines fitted through K >= 2048, and the build without any epilogue work
-#                 (step28_epilogue/kcycles.csv)
+#                 (step31_epilogue/kcycles.csv)
 set -u
 DATA=${1:?usage: plots/tensor.sh DATA OUT} OUT=${2:?usage: plots/tensor.sh DATA OUT}
 command -v gnuplot >/dev/null 2>&1 || exit 0
@@ -52,12 +52,12 @@ if [ -s "$DATA/step24_warptile.csv" ]; then
     render tc_warptile "$TMP/wt.gp" 560 || status=1
 fi
 
-if [ -s "$DATA/step25_stages.csv" ]; then
+if [ -s "$DATA/step26_stages.csv" ]; then
     : >"$TMP/st.gp.plot"
     for ldsm in 0 1; do
         for tile in 64x64 128x128 64x256 128x256; do
             awk -F, -v t="$tile" -v l="$ldsm" 'NR > 1 && $1 == t && $6 == l && $7 == 8192 { print $5, $8 / 1000 }' \
-                "$DATA/step25_stages.csv" >"$TMP/st_${ldsm}_$tile.dat"
+                "$DATA/step26_stages.csv" >"$TMP/st_${ldsm}_$tile.dat"
             [ -s "$TMP/st_${ldsm}_$tile.dat" ] || continue
             frag=$([ "$ldsm" = 1 ] && echo "ldmatrix + mma.sync" || echo "WMMA")
             dash=$([ "$ldsm" = 1 ] && echo 1 || echo 2)
@@ -65,52 +65,52 @@ if [ -s "$DATA/step25_stages.csv" ]; then
                 "$([ -s "$TMP/st.gp.plot" ] && echo ", ")" "$TMP/st_${ldsm}_$tile.dat" "$dash" "$tile" "$frag" >>"$TMP/st.gp.plot"
         done
     done
-    cublas=$(awk -F, 'NR > 1 && $7 == 8192 { s += $9; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step25_stages.csv")
+    cublas=$(awk -F, 'NR > 1 && $7 == 8192 { s += $9; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step26_stages.csv")
     {
-        echo "set title \"Step 25 at 8192^3: rate against the stages of the cp.async ring, per block tile\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set title \"Step 26 at 8192^3: rate against the stages of the cp.async ring, per block tile\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
         echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:6.2]; set xtics 2,1,6; set yrange [0:*]"
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/st.gp.plot")"
     } >"$TMP/st.gp"
     render tc_stages "$TMP/st.gp" 560 || status=1
 fi
-if [ -s "$DATA/step26_sync.csv" ]; then
+if [ -s "$DATA/step27_sync.csv" ]; then
     : >"$TMP/sy.gp.plot"
     # step,tile,shift,producers,stages,m,gflops,... : one line per (step, shift, producers) at 128x128, 8192^3
-    for key in "25,-,-" "26,0,2" "26,1,2" "26,2,2" "26,3,2" "26,3,1" "26,0,1" "26,3,4"; do
+    for key in "26,-,-" "27,0,2" "27,1,2" "27,2,2" "27,3,2" "27,3,1" "27,0,1" "27,3,4"; do
         IFS=, read -r st sh pr <<<"$key"
         awk -F, -v s="$st" -v h="$sh" -v p="$pr" 'NR > 1 && $1 == s && $2 == "128x128" && $3 == h && $4 == p &&
-            $6 == 8192 { print $5, $7 / 1000 }' "$DATA/step26_sync.csv" >"$TMP/sy_$st$sh$pr.dat"
+            $6 == 8192 { print $5, $7 / 1000 }' "$DATA/step27_sync.csv" >"$TMP/sy_$st$sh$pr.dat"
         [ -s "$TMP/sy_$st$sh$pr.dat" ] || continue
-        if [ "$st" = 25 ]; then title="step 25 (all warps copy and multiply)"; style="lw 3 pt 5 lc rgb '#000000'"
-        else title="step 26, shift=$sh, $pr producer warp$([ "$pr" != 1 ] && echo s)"; style="lw 2 pt 7 dt $([ "$pr" = 2 ] && echo 1 || echo 2)"
+        if [ "$st" = 26 ]; then title="step 26 (all warps copy and multiply)"; style="lw 3 pt 5 lc rgb '#000000'"
+        else title="step 27, shift=$sh, $pr producer warp$([ "$pr" != 1 ] && echo s)"; style="lw 2 pt 7 dt $([ "$pr" = 2 ] && echo 1 || echo 2)"
             [ "$pr" = 4 ] && style="$style lc rgb '#888888'"; fi
         printf "%s'%s' using 1:2 with linespoints %s title '%s'" "$([ -s "$TMP/sy.gp.plot" ] && echo ", ")" \
             "$TMP/sy_$st$sh$pr.dat" "$style" "$title" >>"$TMP/sy.gp.plot"
     done
-    cublas=$(awk -F, 'NR > 1 && $6 == 8192 { s += $8; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step26_sync.csv")
+    cublas=$(awk -F, 'NR > 1 && $6 == 8192 { s += $8; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step27_sync.csv")
     {
-        echo "set title \"Step 26 beside step 25 at 8192^3, 128x128 tiles, 4 computing warps\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set title \"Step 27 beside step 26 at 8192^3, 128x128 tiles, 4 computing warps\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
         echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:4.2]; set xtics 2,1,4; set yrange [0:*]"
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/sy.gp.plot")"
     } >"$TMP/sy.gp"
     render tc_sync "$TMP/sy.gp" 560 || status=1
 fi
-if [ -s "$DATA/step28_ablation.csv" ]; then
+if [ -s "$DATA/step31_ablation.csv" ]; then
     # setting,m,n,k,gflops,cublas_gflops,ratio: one row per setting, the ratios at 4096^3 and 8192^3
     awk -F, 'NR > 1 { if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } r[$1, $2] = $7 }
         END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/ /, "\\n", s)
               a = ((order[i], 4096) in r) ? r[order[i], 4096] : "NaN"; b = ((order[i], 8192) in r) ? r[order[i], 8192] : "NaN"
               printf "\"%s\" %s %s\n", s, a, b } }' \
-        "$DATA/step28_ablation.csv" >"$TMP/ab.dat"
-    d28=$(sed -n 's/^date=//p' "$DATA/step28_meta.txt" 2>/dev/null)
-    dev28=$(sed -n 's/^device=//p' "$DATA/step28_meta.txt" 2>/dev/null)
-    [ -s "$TMP/ab.dat" ] || echo "tensor: $DATA/step28_ablation.csv has no rows: no tc_ablation chart" >&2
+        "$DATA/step31_ablation.csv" >"$TMP/ab.dat"
+    d31=$(sed -n 's/^date=//p' "$DATA/step31_meta.txt" 2>/dev/null)
+    dev31=$(sed -n 's/^device=//p' "$DATA/step31_meta.txt" 2>/dev/null)
+    [ -s "$TMP/ab.dat" ] || echo "tensor: $DATA/step31_ablation.csv has no rows: no tc_ablation chart" >&2
 fi
-if [ -s "$DATA/step28_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
+if [ -s "$DATA/step31_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
     {
-        echo "set title \"Step 28: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue, no clusters), as a fraction of cuBLAS BF16 in the same run\\n${dev28:-$DEVICE}${d28:+, data of $d28}\""
+        echo "set title \"Step 31: each ingredient switched off in turn (default: persistent, 2 consumer warpgroups, setmaxnreg,\\ngroup 8, 4 stages, TMA-store epilogue, no clusters), as a fraction of cuBLAS BF16 in the same run\\n${dev31:-$DEVICE}${d31:+, data of $d31}\""
         echo "set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1"
         echo "set ylabel 'fraction of cuBLAS BF16'; set yrange [0.5:1.05]; set grid ytics; set key top right"
         echo "set xtics rotate by -35 font ',9'; set bmargin 7"
@@ -118,30 +118,30 @@ if [ -s "$DATA/step28_ablation.csv" ] && [ -s "$TMP/ab.dat" ]; then
     } >"$TMP/ab.gp"
     render tc_ablation "$TMP/ab.gp" 560 || status=1
 fi
-KC=$DATA/step28_epilogue/kcycles.csv
+KC=$DATA/step31_epilogue/kcycles.csv
 if [ -s "$KC" ]; then
     # K and thousands of cycles: the step (main before the quarters) and cuBLAS (setting "default" at M = N =
     # 4096), and the diagnostic build without any epilogue work; then each line's fit a + b K over K >= 2048
-    awk -F, '$1 == "default" && $2 == 4096 && $5 == "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/ks.dat"
-    awk -F, '$1 == "default" && $2 == 4096 && $5 != "step28" { print $4, $6 / 1000 }' "$KC" >"$TMP/kb.dat"
+    awk -F, '$1 == "default" && $2 == 4096 && $5 == "step31" { print $4, $6 / 1000 }' "$KC" >"$TMP/ks.dat"
+    awk -F, '$1 == "default" && $2 == 4096 && $5 != "step31" { print $4, $6 / 1000 }' "$KC" >"$TMP/kb.dat"
     awk -F, '$1 == "call4_diag_no_epilogue" { print $4, $6 / 1000 }' "$KC" >"$TMP/kd.dat"
     fit() { awk '$1 >= 2048 { n++; x += $1; y += $2; xx += $1 * $1; xy += $1 * $2 }
                  END { if (n < 2) { print "NaN NaN"; exit } b = (n * xy - x * y) / (n * xx - x * x); print (y - b * x) / n, b }' "$1"; }
     read -r as bs < <(fit "$TMP/ks.dat"); read -r ab bb < <(fit "$TMP/kb.dat")
     if [ -s "$TMP/ks.dat" ] && [ -s "$TMP/kb.dat" ]; then
-        ts=$(awk -v a="$as" -v b="$bs" 'BEGIN { printf "step 28 (two-pass epilogue): %.0f + %.2f K cycles", a * 1000, b * 1000 }')
-        dkc=$(grep -o -m 1 '20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "$DATA/step28_epilogue/meta.txt" 2>/dev/null)
+        ts=$(awk -v a="$as" -v b="$bs" 'BEGIN { printf "step 31 (two-pass epilogue): %.0f + %.2f K cycles", a * 1000, b * 1000 }')
+        dkc=$(grep -o -m 1 '20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "$DATA/step31_epilogue/meta.txt" 2>/dev/null)
         tb=$(awk -v a="$ab" -v b="$bb" 'BEGIN { printf "cuBLAS: %.0f + %.2f K cycles", a * 1000, b * 1000 }')
         # what is left of each call after the main loop at the two fits' mean rate: the fixed part, flat in K
         bm=$(awk -v x="$bs" -v y="$bb" 'BEGIN { printf "%.5f", (x + y) / 2 }')
         bmc=$(awk -v b="$bm" 'BEGIN { printf "%.2f", b * 1000 }')
         cat >"$TMP/kc.gp" <<GP
-set title "Step 28 and cuBLAS BF16 at M = N = 4096: cycles of one call (Nsight Compute, clock-free) less $bmc per unit of K,\nthe main loops' common rate: what is left is each call's fixed part; without its epilogue the step's is cuBLAS's\n${dev28:-$DEVICE}${dkc:+, data of $dkc}"
+set title "Step 31 and cuBLAS BF16 at M = N = 4096: cycles of one call (Nsight Compute, clock-free) less $bmc per unit of K,\nthe main loops' common rate: what is left is each call's fixed part; without its epilogue the step's is cuBLAS's\n${dev31:-$DEVICE}${dkc:+, data of $dkc}"
 set xlabel 'K'; set ylabel 'thousands of cycles not in the main loop'; set grid; set key bottom right
 set logscale x 2; set xrange [180:23000]; set yrange [0:*]
 plot '$TMP/ks.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 7 lc rgb '#0077bb' title '$ts', \
      '$TMP/kb.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 5 lc rgb '#cc3311' title '$tb', \
-     '$TMP/kd.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 9 ps 1.6 lc rgb '#009988' title 'step 28 without any epilogue work (diagnostic build)'
+     '$TMP/kd.dat' using 1:(\$2 - $bm * \$1) with linespoints pt 9 ps 1.6 lc rgb '#009988' title 'step 31 without any epilogue work (diagnostic build)'
 GP
         render tc_cycles "$TMP/kc.gp" || status=1
     fi

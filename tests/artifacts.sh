@@ -45,96 +45,96 @@ else
     not_run 1 "docs: doxygen is not installed here (apt-get install doxygen)"
 fi
 
-# make diff: the kernel against the previous step's, with a header both steps have (step 28's hopper.h
-# against step 27's), and a clear note where a part starts
-if make -s diff STEP=28 >"$TMP_ART/diff.log" 2>&1 && grep -q '^+++ steps/28_persistent/kernel.cu' "$TMP_ART/diff.log" &&
-    grep -q '^+++ steps/28_persistent/hopper.h' "$TMP_ART/diff.log"; then
-    pass "make diff STEP=28 shows the kernel and hopper.h against step 27's"
+# make diff: the kernel against the previous step's, with a header both steps have (step 31's hopper.h
+# against step 28's), and a clear note where a part starts
+if make -s diff STEP=31 >"$TMP_ART/diff.log" 2>&1 && grep -q '^+++ steps/31_stream_k/kernel.cu' "$TMP_ART/diff.log" &&
+    grep -q '^+++ steps/31_stream_k/hopper.h' "$TMP_ART/diff.log"; then
+    pass "make diff STEP=31 shows the kernel and hopper.h against step 28's"
 else
-    fail "make diff STEP=28: $(grep -m 1 -E 'rror|No such' "$TMP_ART/diff.log") (want kernel.cu and hopper.h diffs)"
+    fail "make diff STEP=31: $(grep -m 1 -E 'rror|No such' "$TMP_ART/diff.log") (want kernel.cu and hopper.h diffs)"
 fi
 make -s diff STEP=15 >"$TMP_ART/diff.log" 2>&1 && grep -q 'starts a new part' "$TMP_ART/diff.log" &&
     pass "make diff STEP=15 says the step starts a new part" || fail "make diff STEP=15: $(head -n 1 "$TMP_ART/diff.log")"
 
-# steps/28_persistent/cycles.sh turns Nsight Compute's output into lesson 28's rows of cycles against K: fed
+# steps/31_stream_k/cycles.sh turns Nsight Compute's output into lesson 31's rows of cycles against K: fed
 # the recorded output of the run behind them (stand-ins for ncu and nvidia-smi on the PATH), it must write
 # the committed rows back; and it refuses a malformed list of K in one line.
-CYC=plots/data/h200/step28_epilogue
-if [ -x build/step28 ]; then
+CYC=plots/data/h200/step31_epilogue
+if [ -x build/step31 ]; then
     mkdir -p "$TMP_ART/fake"
     printf '#!/bin/sh\ncat "%s"\n' "$PWD/$CYC/ncu_kcycles_4096.txt" >"$TMP_ART/fake/ncu"
     printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: a stand-in";; *compute_cap*) echo 9.0;; esac\n' \
         >"$TMP_ART/fake/nvidia-smi"
     chmod +x "$TMP_ART/fake/ncu" "$TMP_ART/fake/nvidia-smi"
-    if PATH="$TMP_ART/fake:$PATH" steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 256,512,1024,2048,4096,8192,16384 \
+    if PATH="$TMP_ART/fake:$PATH" steps/31_stream_k/cycles.sh "$TMP_ART/cyc" 4096 256,512,1024,2048,4096,8192,16384 \
         >"$TMP_ART/cyc.log" 2>&1 && [ "$(grep -c '^default,4096,' "$CYC/kcycles.csv")" -eq 14 ] &&
-        diff <(tail -n +2 "$TMP_ART/cyc/step28_kcycles.csv") <(grep '^default,4096,' "$CYC/kcycles.csv") >/dev/null; then
-        pass "steps/28_persistent/cycles.sh reads the recorded Nsight output back into kcycles.csv's rows"
+        diff <(tail -n +2 "$TMP_ART/cyc/step31_kcycles.csv") <(grep '^default,4096,' "$CYC/kcycles.csv") >/dev/null; then
+        pass "steps/31_stream_k/cycles.sh reads the recorded Nsight output back into kcycles.csv's rows"
     else
-        fail "steps/28_persistent/cycles.sh on the recorded Nsight output: $(tail -n 1 "$TMP_ART/cyc.log")"
+        fail "steps/31_stream_k/cycles.sh on the recorded Nsight output: $(tail -n 1 "$TMP_ART/cyc.log")"
     fi
 else
-    not_run 1 "steps/28_persistent/cycles.sh: build/step28 is not built here (it needs nvcc)"
+    not_run 1 "steps/31_stream_k/cycles.sh: build/step31 is not built here (it needs nvcc)"
 fi
 # The step's measuring scripts share on_hopper.sh's checks: on a GPU that is not sm_90 (a stand-in
 # nvidia-smi that says 8.0) each ends in one line with exit 4 before it measures or writes anything.
-if [ -x build/step28 ]; then
+if [ -x build/step31 ]; then
     mkdir -p "$TMP_ART/ampere"
     printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: a stand-in";; *compute_cap*) echo 8.0;; esac\n' \
         >"$TMP_ART/ampere/nvidia-smi"
     chmod +x "$TMP_ART/ampere/nvidia-smi"
-    for script in "measure.sh $TMP_ART/m28" "pingpong.sh $TMP_ART/p28" "turns.sh $TMP_ART/t28 epilogue=5" \
-        "cycles.sh $TMP_ART/c28 4096 256"; do
+    for script in "measure.sh $TMP_ART/m31" "pingpong.sh $TMP_ART/p31" "turns.sh $TMP_ART/t31 epilogue=5" \
+        "cycles.sh $TMP_ART/c31 4096 256"; do
         # shellcheck disable=SC2086
-        out=$(PATH="$TMP_ART/ampere:$PATH" steps/28_persistent/$script 2>&1); rc=$?
+        out=$(PATH="$TMP_ART/ampere:$PATH" steps/31_stream_k/$script 2>&1); rc=$?
         [ "$rc" -eq 4 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && grep -q "needs an sm_90 GPU" <<<"$out" &&
-            [ ! -e "$TMP_ART/t28/turns.csv" ] && [ ! -e "$TMP_ART/p28/turns.csv" ] &&
-            pass "steps/28_persistent/${script%% *} on an sm_80 GPU: exit 4, one line" ||
-            fail "steps/28_persistent/$script on an sm_80 GPU: exit $rc, '$out'"
+            [ ! -e "$TMP_ART/t31/turns.csv" ] && [ ! -e "$TMP_ART/p31/turns.csv" ] &&
+            pass "steps/31_stream_k/${script%% *} on an sm_80 GPU: exit 4, one line" ||
+            fail "steps/31_stream_k/$script on an sm_80 GPU: exit $rc, '$out'"
     done
 else
-    not_run 4 "steps/28_persistent's scripts on an sm_80 GPU: build/step28 is not built here (it needs nvcc)"
+    not_run 4 "steps/31_stream_k's scripts on an sm_80 GPU: build/step31 is not built here (it needs nvcc)"
 fi
-out=$(steps/28_persistent/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
+out=$(steps/31_stream_k/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
-    pass "steps/28_persistent/cycles.sh refuses a malformed list of K: exit 2, one line" ||
-    fail "steps/28_persistent/cycles.sh with K = 1,,2: exit $rc, '$out'"
+    pass "steps/31_stream_k/cycles.sh refuses a malformed list of K: exit 2, one line" ||
+    fail "steps/31_stream_k/cycles.sh with K = 1,,2: exit $rc, '$out'"
 
-# steps/28_persistent/turns.sh --table: the medians and turns won that lesson 28 quotes for epilogue=4 (its
+# steps/31_stream_k/turns.sh --table: the medians and turns won that lesson 31 quotes for epilogue=4 (its
 # table of H100 turns), read back from the committed turns; a file that is not a turns.csv, and a setting
 # that is not NAME=VALUE, are refused in one line with exit 2.
-TRN=plots/data/h200/step28_epilogue/split_turns_h100.csv
-out=$(steps/28_persistent/turns.sh --table "$TRN" 2>&1)
+TRN=plots/data/h200/step31_epilogue/split_turns_h100.csv
+out=$(steps/31_stream_k/turns.sh --table "$TRN" 2>&1)
 if grep -Eq '^epilogue=4 +4096x4096x4096 +784\.8 +0\.979 0 of 3$' <<<"$out" &&
     grep -Eq '^default +8192x8192x8192 +824\.4 +1\.019 -$' <<<"$out" &&
     grep -Eq '^epilogue=4 +8192x8192x8192 +819\.1 +1\.011 1 of 3$' <<<"$out"; then
-    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of epilogue=4's turns"
+    pass "steps/31_stream_k/turns.sh --table gives the lesson's medians of epilogue=4's turns"
 else
-    fail "steps/28_persistent/turns.sh --table $TRN: $(head -n 3 <<<"$out" | tr '\n' '|')"
+    fail "steps/31_stream_k/turns.sh --table $TRN: $(head -n 3 <<<"$out" | tr '\n' '|')"
 fi
-COL=plots/data/h200/step28_epilogue/columns_turns_h100.csv
-out=$(steps/28_persistent/turns.sh --table "$COL" 2>&1)
+COL=plots/data/h200/step31_epilogue/columns_turns_h100.csv
+out=$(steps/31_stream_k/turns.sh --table "$COL" 2>&1)
 if grep -Eq '^epilogue=5 +4096x4096x4096 +769\.1 +0\.973 0 of 3$' <<<"$out" &&
     grep -Eq '^default +4096x4096x4096 +780\.1 +0\.987 -$' <<<"$out" &&
     grep -Eq '^epilogue=5 +8192x8192x8192 +804\.3 +1\.011 0 of 3$' <<<"$out" &&
     [ "$(grep -c '^epilogue=5 .* 0 of 3$' <<<"$out")" -eq 5 ]; then
-    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of epilogue=5's turns (behind in all 15)"
+    pass "steps/31_stream_k/turns.sh --table gives the lesson's medians of epilogue=5's turns (behind in all 15)"
 else
-    fail "steps/28_persistent/turns.sh --table $COL: $(head -n 3 <<<"$out" | tr '\n' '|')"
+    fail "steps/31_stream_k/turns.sh --table $COL: $(head -n 3 <<<"$out" | tr '\n' '|')"
 fi
-FIN=plots/data/h200/step28_final/turns_h100.csv # "The step as it stands": the five medians the lesson quotes
-out=$(steps/28_persistent/turns.sh --table "$FIN" 2>&1)
+FIN=plots/data/h200/step31_final/turns_h100.csv # "The step as it stands": the five medians the lesson quotes
+out=$(steps/31_stream_k/turns.sh --table "$FIN" 2>&1)
 if [ "$(awk '$1 == "default" { printf "%s ", $4 }' <<<"$out")" = "0.988 1.018 0.998 0.998 0.987 " ]; then
-    pass "steps/28_persistent/turns.sh --table gives the lesson's medians of the step as it stands"
+    pass "steps/31_stream_k/turns.sh --table gives the lesson's medians of the step as it stands"
 else
-    fail "steps/28_persistent/turns.sh --table $FIN: $(tr '\n' '|' <<<"$out")"
+    fail "steps/31_stream_k/turns.sh --table $FIN: $(tr '\n' '|' <<<"$out")"
 fi
 for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
     # shellcheck disable=SC2086
-    out=$(steps/28_persistent/turns.sh $bad 2>&1); rc=$?
+    out=$(steps/31_stream_k/turns.sh $bad 2>&1); rc=$?
     [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
-        pass "steps/28_persistent/turns.sh refuses '$bad': exit 2, one line" ||
-        fail "steps/28_persistent/turns.sh $bad: exit $rc, '$out'"
+        pass "steps/31_stream_k/turns.sh refuses '$bad': exit 2, one line" ||
+        fail "steps/31_stream_k/turns.sh $bad: exit $rc, '$out'"
 done
 
 # Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
@@ -228,7 +228,7 @@ fi
 stray=$(find "$TMP_ART/quick/data" -type f ! -name 'step[0-9][0-9].csv' ! -name meta.txt ! -name peak.csv ! -name tc_peak.csv ! -name cpu_peak.csv)
 [ -z "$stray" ] && pass "run_all.sh writes nothing into the data directories but data" || fail "run_all.sh left in the data: $stray"
 
-# (these checks test run_all.sh, not a step: any steps do, whatever STEPS keeps; with STEPS=28 alone they had
+# (these checks test run_all.sh, not a step: any steps do, whatever STEPS keeps; with STEPS=31 alone they had
 # no CPU step to run and failed)
 RESUME_STEPS=$(TEST_STEPS=""; { have_gpu && gpu_steps; cpu_steps; } | head -n 3 | sed 's/_.*//' | paste -sd, -)
 

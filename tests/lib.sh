@@ -59,7 +59,7 @@ is_mpi_step() { grep -q '^.include <mpi.h>' "steps/$1/kernel.c" 2>/dev/null; }
 # A kernel.cu that says TARGET_HYBRID is a CPU+GPU step (Part III; the Makefile's rule too): it runs
 # without a GPU as well, on the CPU alone.
 is_hybrid_step() { grep -q 'TARGET_HYBRID' "steps/$1/kernel.cu" 2>/dev/null; }
-# step_dirs: steps/NN_name/ of every step, or only of the numbers in TEST_STEPS ("24 25"; make test and
+# step_dirs: steps/NN_name/ of every step, or only of the numbers in TEST_STEPS ("24 26"; make test and
 # make sanitize set it from STEPS=...).
 step_dirs() {
     local d

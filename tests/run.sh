@@ -20,7 +20,7 @@ PARTS=${TESTS:-$ALL_PARTS}
 for part in $PARTS; do
     case " $ALL_PARTS " in *" $part "*) ;; *) echo "make test: unknown part '$part' in TESTS (parts: $ALL_PARTS)"; exit 2 ;; esac
 done
-# STEPS="24 25" (or "24,25") runs the parts that go over steps for those steps only (tests/lib.sh's
+# STEPS="24 26" (or "24,26") runs the parts that go over steps for those steps only (tests/lib.sh's
 # step_dirs). A number that names no step is refused: a list that matched nothing would test nothing.
 TEST_STEPS=${STEPS:-}
 TEST_STEPS=${TEST_STEPS//,/ }
@@ -33,7 +33,7 @@ want() { case " $PARTS " in *" $1 "*) return 0 ;; *) SKIPPED_PARTS="${SKIPPED_PA
 want unit && {
 section "unit tests of common/ (and of step 14's plans, where there is nvcc)"
 UNIT_TESTS="build/test_verify build/test_cli build/test_reference"
-have_nvcc && UNIT_TESTS="$UNIT_TESTS build/test_plan14 build/test_schedule28"
+have_nvcc && UNIT_TESTS="$UNIT_TESTS build/test_plan14 build/test_schedule31"
 for t in $UNIT_TESTS; do
     out=$("$t" 2>&1); rc=$?
     summary=$(printf '%s\n' "$out" | tail -n 1)

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.." || exit 2
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
 T0=$(date +%s)
 # 300x260x41: some blocks wholly inside (unguarded copies); 264x136x72 tight: 16-byte aligned columns
-# (the cp.async paths of steps 25 and 26, which odd leading dimensions never take), a whole 128x128 tile
+# (the cp.async paths of steps 26 and 27, which odd leading dimensions never take), a whole 128x128 tile
 # and edges
 SMALL="7x5x3,31x33x17,67x35x129,300x260x41,264x136x72"
 RUN_ARGS="--sizes $SMALL --reps 1 --warmup 0 --seed $SEED --quiet"
@@ -121,9 +121,9 @@ if [ -n "$(gpu_missing)" ]; then
 elif ! command -v compute-sanitizer >/dev/null 2>&1; then
     not_run $(( $(gpu_steps | wc -l) * 6 + 4 )) "compute-sanitizer is not installed here (it comes with the full CUDA toolkit)"
 else
-    # racecheck and mbarriers (step 26's probe): the hand-offs step 26 uses must come out clean, as the
+    # racecheck and mbarriers (step 27's probe): the hand-offs step 27 uses must come out clean, as the
     # __syncthreads control does; a hand-off where one lane releases a stage for its warp after a
-    # __syncwarp (also correct) draws hazard reports from racecheck, which is why step 26 has every
+    # __syncwarp (also correct) draws hazard reports from racecheck, which is why step 27 has every
     # lane arrive. Every mode must hand over the right values.
     for mode in syncthreads mbarrier cp.async lane0; do
         if [ ! -x build/racecheck_probe ]; then # (make sanitize builds it; a direct run may not have)

@@ -68,7 +68,7 @@ fi
 # the bottom tiles move up inside the copy (lda = 1004, padded, is aligned: no copy, and the bottom tiles
 # keep their tests). Stream-K also with the class's configuration alone (choose=class), with edge
 # blocks left hanging (edge=hang), and with alpha = 0 (the pieces' sum scaled to nothing).
-# (only where step 14 is among the steps tested: STEPS=28 leaves it out)
+# (only where step 14 is among the steps tested: STEPS=31 leaves it out)
 if gpu_steps | grep -qx 14_autotuned; then
     for extra in "--param choose=class" "--param edge=hang"; do
         for ab in $SCALARS $ALPHA_ZERO; do
@@ -89,24 +89,24 @@ if gpu_steps | grep -qx 14_autotuned; then
         done
     done
 fi
-# Step 28's settings in the combinations its own paths depend on (run_variants above tries each value
+# Step 31's settings in the combinations its own paths depend on (run_variants above tries each value
 # alone): the ping-pong with four stages and with the other epilogues, the lent stage with clusters
 # (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring,
 # the split epilogue with clusters, with stream-K (whole tiles next to pieces) and on a short ring; the
 # column epilogue (a kernel of its own) with clusters, stream-K, and without setmaxnreg on a short ring.
-STEP28_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
+STEP31_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
                "--param pingpong=1 --param epilogue=0" "--param epilogue=3 --param cluster=2"
                "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2"
                "--param epilogue=4 --param cluster=2" "--param epilogue=4 --param streamk=2"
                "--param epilogue=4 --param stages=2" "--param epilogue=5 --param cluster=2"
                "--param epilogue=5 --param streamk=2" "--param epilogue=5 --param setmaxnreg=0 --param stages=2")
-if gpu_steps | grep -qx 28_persistent; then
-    for combo in "${STEP28_COMBOS[@]}"; do
+if gpu_steps | grep -qx 31_stream_k; then
+    for combo in "${STEP31_COMBOS[@]}"; do
         for ab in $SCALARS; do
             # shellcheck disable=SC2086
-            run_shape_set "$(step_bin 28_persistent)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo
+            run_shape_set "$(step_bin 31_stream_k)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo
             # shellcheck disable=SC2086
-            run_shape_set "$(step_bin 28_persistent)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo $PADDING
+            run_shape_set "$(step_bin 31_stream_k)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo $PADDING
         done
     done
     # The split epilogue passes from one tile to the next (split_tail's next tile), which no shape of the
@@ -114,7 +114,7 @@ if gpu_steps | grep -qx 28_persistent; then
     # of K, and of 1 (not split), one edge ragged in each (M a multiple of 8, the TMA store's condition:
     # else the split is not taken).
     for ab in $SCALARS; do
-        run_shape_set "$(step_bin 28_persistent)" "2304x2300x128,4096x2000x192,2200x2300x1000,1504x3000x64" \
+        run_shape_set "$(step_bin 31_stream_k)" "2304x2300x128,4096x2000x192,2200x2300x1000,1504x3000x64" \
             "${ab%,*}" "${ab#*,}" --param epilogue=4
     done
 fi

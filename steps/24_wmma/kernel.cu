@@ -36,8 +36,8 @@
  *    fragment at a time into its own 16x16 float patch of shared memory and
  *    its 32 threads apply alpha and beta and round to bfloat16, guarded.
  *
- * The copies are synchronous (load, barrier, compute, barrier): step 25 puts
- * them in a cp.async pipeline, step 26 gives them to producer warps.
+ * The copies are synchronous (load, barrier, compute, barrier): step 26 puts
+ * them in a cp.async pipeline, step 27 gives them to producer warps.
  */
 #include <stdint.h>
 #include <stdio.h>

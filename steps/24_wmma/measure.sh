@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# Lessons 24-26's measurements, on a machine with a CUDA device (about 5 minutes on the H200):
+# Lessons 24-27's measurements, on a machine with a CUDA device (about 5 minutes on the H200):
 #
-#   steps/24_wmma/measure.sh [DIR]       (default plots/data/h200; make step24 step25 step26 first)
+#   steps/24_wmma/measure.sh [DIR]       (default plots/data/h200; make step24 step26 step27 first)
 #
 # writes into DIR:
-#   step24.csv .. step26.csv each step's default sweep, as run_all.sh runs it
+#   step24.csv .. step27.csv each step's default sweep, as run_all.sh runs it
 #   step24_warptile.csv      step 24 at 4096^3 and 8192^3 for every warp tile (wm x wn fragments), with the
 #                            registers per thread and shared memory per block of that kernel (cuobjdump) and
 #                            the blocks and warps per SM they allow (the occupancy calculator's arithmetic)
-#   step25_stages.csv        step 25 against the number of stages, for four block tiles and both fragment
+#   step26_stages.csv        step 26 against the number of stages, for four block tiles and both fragment
 #                            paths (ldsm=0: WMMA, 1: ldmatrix and mma.sync), at 4096^3 and 8192^3
-#   step25_group.csv         step 25 against the block order's group of rows, at 8192^3 (the default tile)
-#   step26_sync.csv          step 26 against its synchronization (shift=0..3: the consumer warps with a full
+#   step26_group.csv         step 26 against the block order's group of rows, at 8192^3 (the default tile)
+#   step27_sync.csv          step 27 against its synchronization (shift=0..3: the consumer warps with a full
 #                            barrier of their own), its producer warps and the stages, at 4096^3 and 8192^3,
-#                            beside step 25 at the same block tile (128x128 and 64x64, 4 computing warps)
-#   step26_stalls.txt        Nsight Compute's warp states (cycles per issued instruction, and per stall
-#                            reason) and occupancy of steps 25 and 26 at 4096^3, 2 stages (where ncu can
+#                            beside step 26 at the same block tile (128x128 and 64x64, 4 computing warps)
+#   step27_stalls.txt        Nsight Compute's warp states (cycles per issued instruction, and per stall
+#                            reason) and occupancy of steps 26 and 27 at 4096^3, 2 stages (where ncu can
 #                            read the counters; the data of 2026-12-01 lacks the per-reason metrics)
 #   part4_meta.txt           date, GPU, command
 set -u -o pipefail # a failed run inside a pipeline counts
 cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-plots/data/h200}
 mkdir -p "$DIR"
-for b in build/step24 build/step25 build/step26; do [ -x "$b" ] || { echo "measure: build first: make step24 step25 step26" >&2; exit 2; }; done
+for b in build/step24 build/step26 build/step27; do [ -x "$b" ] || { echo "measure: build first: make step24 step26 step27" >&2; exit 2; }; done
 command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -63,7 +63,7 @@ occupancy() {
 }
 
 echo "== the default sweeps"
-for s in 24 25 26; do
+for s in 24 26 27; do
     rm -f "$DIR/step$s.csv"
     build/step$s --csv "$DIR/step$s.csv" | tail -n 12 || status=1
 done
@@ -84,61 +84,61 @@ for wm in 1 2 3 4; do
 done
 column_or_cat "$DIR/step24_warptile.csv" | sort -k4,4n -k5,5gr | head -n 40
 
-echo "== step 25: stages, for four block tiles"
-echo "tile,wm,wn,warps,stages,ldsm,m,gflops,cublas_gflops,ratio" >"$DIR/step25_stages.csv"
+echo "== step 26: stages, for four block tiles"
+echo "tile,wm,wn,warps,stages,ldsm,m,gflops,cublas_gflops,ratio" >"$DIR/step26_stages.csv"
 for ldsm in 0 1; do
     for t in "64x64:2:2:4" "128x128:4:4:4" "64x256:2:4:8" "128x256:4:4:8"; do
         IFS=: read -r name wm wn warps <<<"$t"
         for st in 2 3 4 5 6; do
-            rates build/step25 --param wm=$wm --param wn=$wn --param warps=$warps --param stages=$st \
-                --param ldsm=$ldsm | sed "s/^/$name,$wm,$wn,$warps,$st,$ldsm,/" >>"$DIR/step25_stages.csv" || status=1
+            rates build/step26 --param wm=$wm --param wn=$wn --param warps=$warps --param stages=$st \
+                --param ldsm=$ldsm | sed "s/^/$name,$wm,$wn,$warps,$st,$ldsm,/" >>"$DIR/step26_stages.csv" || status=1
         done
     done
 done
-column_or_cat "$DIR/step25_stages.csv"
+column_or_cat "$DIR/step26_stages.csv"
 
-echo "== step 25: block order"
-echo "group,settings,m,gflops,cublas_gflops,ratio" >"$DIR/step25_group.csv"
-settings=$(build/step25 --help | sed -n "s/^This step's settings (defaults): //p" | sed -E 's/ \([^)]*\)//g')
+echo "== step 26: block order"
+echo "group,settings,m,gflops,cublas_gflops,ratio" >"$DIR/step26_group.csv"
+settings=$(build/step26 --help | sed -n "s/^This step's settings (defaults): //p" | sed -E 's/ \([^)]*\)//g')
 for g in 1 4 8 16; do
-    SIZES=8192 rates build/step25 --param group=$g | sed "s/^/$g,default: $settings,/" >>"$DIR/step25_group.csv" ||
+    SIZES=8192 rates build/step26 --param group=$g | sed "s/^/$g,default: $settings,/" >>"$DIR/step26_group.csv" ||
         status=1
 done
-column_or_cat "$DIR/step25_group.csv"
+column_or_cat "$DIR/step26_group.csv"
 
-echo "== step 26: synchronization and producers against stages, beside step 25 at the same block tile"
-echo "step,tile,shift,producers,stages,m,gflops,cublas_gflops,ratio" >"$DIR/step26_sync.csv"
+echo "== step 27: synchronization and producers against stages, beside step 26 at the same block tile"
+echo "step,tile,shift,producers,stages,m,gflops,cublas_gflops,ratio" >"$DIR/step27_sync.csv"
 for t in "128x128:4:4" "64x64:2:2"; do
     IFS=: read -r name wm wn <<<"$t"
     for st in 2 3 4; do
-        rates build/step25 --param "wm=$wm" --param "wn=$wn" --param warps=4 --param "stages=$st" |
-            sed "s/^/25,$name,-,-,$st,/" >>"$DIR/step26_sync.csv" || status=1
+        rates build/step26 --param "wm=$wm" --param "wn=$wn" --param warps=4 --param "stages=$st" |
+            sed "s/^/26,$name,-,-,$st,/" >>"$DIR/step27_sync.csv" || status=1
         for sp in 0:2 1:2 2:2 3:2 0:1 3:1 3:4; do
             [ "$name" = 64x64 ] && [ "${sp#*:}" != 2 ] && continue # (the other producer counts at 128x128 only)
-            rates build/step26 --param "wm=$wm" --param "wn=$wn" --param "stages=$st" --param "shift=${sp%:*}" \
-                --param "producers=${sp#*:}" | sed "s/^/26,$name,${sp%:*},${sp#*:},$st,/" >>"$DIR/step26_sync.csv" ||
+            rates build/step27 --param "wm=$wm" --param "wn=$wn" --param "stages=$st" --param "shift=${sp%:*}" \
+                --param "producers=${sp#*:}" | sed "s/^/27,$name,${sp%:*},${sp#*:},$st,/" >>"$DIR/step27_sync.csv" ||
                 status=1
         done
     done
 done
-column_or_cat "$DIR/step26_sync.csv"
+column_or_cat "$DIR/step27_sync.csv"
 
-echo "== step 26: stall reasons (Nsight Compute)"
+echo "== step 27: stall reasons (Nsight Compute)"
 if command -v ncu >/dev/null; then
-    : >"$DIR/step26_stalls.txt"
-    for run in "25 pipelined_gemm" "26 shift_sync_gemm shift=0" "26 shift_sync_gemm shift=3"; do
+    : >"$DIR/step27_stalls.txt"
+    for run in "26 pipelined_gemm" "27 shift_sync_gemm shift=0" "27 shift_sync_gemm shift=3"; do
         read -r s kernel setting <<<"$run"
         set -- --param stages=2
         [ -n "$setting" ] && set -- "$@" --param "$setting"
-        echo "### step $s $*, 4096^3" >>"$DIR/step26_stalls.txt"
+        echo "### step $s $*, 4096^3" >>"$DIR/step27_stalls.txt"
         ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 1 --launch-count 1 \
             --section WarpStateStats --section Occupancy --section LaunchStats \
             --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
             "build/step$s" -m 4096 --reps 1 --warmup 1 --no-check --quiet "$@" \
-            >>"$DIR/step26_stalls.txt" 2>&1 || status=1
+            >>"$DIR/step27_stalls.txt" 2>&1 || status=1
     done
     # (the stall metrics: cycles a warp spends stalled for each reason, per issued instruction)
-    grep -E "^###|issue_stalled|Warp Cycles Per Issued|Achieved Occupancy|Registers Per" "$DIR/step26_stalls.txt" |
+    grep -E "^###|issue_stalled|Warp Cycles Per Issued|Achieved Occupancy|Registers Per" "$DIR/step27_stalls.txt" |
         awk '!/issue_stalled/ || $NF + 0 >= 0.1' | head -n 80
 else
     echo "measure: no ncu here: no stall reasons" >&2
