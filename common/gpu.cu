@@ -4,6 +4,9 @@
  */
 #include "gpu.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "cli.h"
 #include "error.h"
 
@@ -32,4 +35,42 @@ cublasHandle_t gpu_cublas_handle(void)
     if (handle == NULL)
         cublas_check(cublasCreate(&handle), "cublasCreate");
     return handle;
+}
+
+enum { ALIGNED_SLOTS = 2 }; /* one buffer per operand: A and B */
+/** gpu_aligned_columns's buffers, kept between calls, freed at exit. */
+static struct {
+    void *p;
+    size_t bytes;
+} aligned_copy[ALIGNED_SLOTS];
+
+static void free_aligned_copies(void)
+{
+    for (int i = 0; i < ALIGNED_SLOTS; ++i)
+        cudaFree(aligned_copy[i].p); /* at exit: nothing left to report to */
+}
+
+const void *gpu_aligned_columns(const void *X, int rows, int cols, int elem, int *ld, int align, int slot)
+{
+    if ((uintptr_t)X % align == 0 && ((size_t)*ld * elem) % align == 0)
+        return X;
+    if (slot < 0 || slot >= ALIGNED_SLOTS)
+        die(EXIT_RUNTIME, "gpu_aligned_columns: no buffer slot %d", slot);
+    const int per = align / elem;                 /* elements per aligned piece */
+    const int ldp = (rows + per - 1) / per * per; /* (cudaMalloc's base is 256-byte aligned) */
+    const size_t bytes = (size_t)ldp * cols * elem;
+    if (bytes > aligned_copy[slot].bytes) {
+        static int registered = 0;
+        if (!registered && atexit(free_aligned_copies) == 0)
+            registered = 1;
+        cuda_check(cudaFree(aligned_copy[slot].p), "cudaFree (aligned copy)");
+        aligned_copy[slot].p = NULL;
+        cuda_check(cudaMalloc(&aligned_copy[slot].p, bytes), "cudaMalloc (aligned copy of a matrix)");
+        aligned_copy[slot].bytes = bytes;
+    }
+    cuda_check(cudaMemcpy2DAsync(aligned_copy[slot].p, (size_t)ldp * elem, X, (size_t)*ld * elem,
+                                 (size_t)rows * elem, cols, cudaMemcpyDeviceToDevice),
+               "copying a matrix into an aligned buffer");
+    *ld = ldp;
+    return aligned_copy[slot].p;
 }

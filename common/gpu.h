@@ -30,6 +30,16 @@ void cuda_check_launch(const char *what, int sync);
 /** The cuBLAS handle of the baseline (default math mode), created on first use. */
 cublasHandle_t gpu_cublas_handle(void);
 
+/**
+ * A matrix whose base and every column start on a multiple of @p align bytes, for kernels that copy it in
+ * pieces of that size (cp.async, TMA): @p X itself when it is so already (@p ld times @p elem a multiple of
+ * @p align); else a copy with the leading dimension rounded up to the next such value, made on the
+ * default stream (so that a timed run counts it) into a device buffer kept for @p slot (0 or 1: one per
+ * operand) and grown when needed. *@p ld becomes the copy's leading dimension. @p X is @p rows x @p cols,
+ * column-major, elements of @p elem bytes; @p align a multiple of @p elem, at most 256.
+ */
+const void *gpu_aligned_columns(const void *X, int rows, int cols, int elem, int *ld, int align, int slot);
+
 /** Integer division rounded up: the number of tiles of size @p tile that cover @p n. */
 static inline int ceil_div(int n, int tile)
 {

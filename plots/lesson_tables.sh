@@ -17,7 +17,8 @@ BEGIN='<!-- measured:begin -->'
 END='<!-- measured:end -->'
 SIZES="1024 2048 4096 8192"   # GPU; CPU steps: 512 1024 2048 4096
 
-gflops() { # STEP SIZE COLUMN: a number from the square row of that size
+gflops() { # STEP SIZE COLUMN: a number from the square row of that size (nothing without data)
+    [ -f "$DATA/step$1.csv" ] || return 0
     awk -F, -v H="$2" -v c="$3" 'NR > 1 && $5 == H && $6 == H && $7 == H { print $c; exit }' "$DATA/step$1.csv"
 }
 num() { awk -v x="$1" 'BEGIN { g = sprintf("%.0f", x); while (g ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($| )/, " &", g); print g }'; }
@@ -46,7 +47,7 @@ table() { # STEP PREVIOUS-STEP-OR-EMPTY BASELINE-NAME
         b=$(gflops "$s" "$n" 11)
         if [ -n "$p" ]; then
             pg=$(gflops "$p" "$n" 10)
-            echo "| $n | $(num "${pg:-0}") | $(num "$g") | $(num "$b") | $(awk -v a="$g" -v b="$b" 'BEGIN { printf "%.3f", a / b }') | $(awk -v a="$g" -v b="${pg:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }') |"
+            echo "| $n | $([ -n "$pg" ] && num "$pg" || echo -) | $(num "$g") | $(num "$b") | $(awk -v a="$g" -v b="$b" 'BEGIN { printf "%.3f", a / b }') | $(awk -v a="$g" -v b="${pg:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }') |"
         else
             echo "| $n | $(num "$g") | $(num "$b") | $(awk -v a="$g" -v b="$b" 'BEGIN { printf "%.3f", a / b }') |"
         fi

@@ -7,8 +7,8 @@
 #   tc_warptile   step 24 against the warp tile (wm x wn accumulator fragments per warp, in order of their
 #                 number): TFLOP/s at 4096^3 and 8192^3 on the left axis; registers per thread and warps
 #                 per SM (the occupancy they allow) on the right
-#   tc_stages     step 26 against the number of stages in the cp.async ring, one line per block tile and
-#                 fragment path, at 8192^3, with cuBLAS BF16 of the same runs
+#   tc_stages     steps 25 and 26 against the number of stages in the cp.async ring, one line per block tile
+#                 (step 25: one stage), at 8192^3, with cuBLAS BF16 of the same runs
 #   tc_sync       step 27 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
 #                 and producer count, beside step 26 at the same tile, at 8192^3
 #   tc_ablation   step 31 with each ingredient switched off in turn (step31_ablation.csv): the rate as a
@@ -53,22 +53,23 @@ if [ -s "$DATA/step24_warptile.csv" ]; then
 fi
 
 if [ -s "$DATA/step26_stages.csv" ]; then
+    # step,warps,tile,stages,registers,smem_kb,blocks_per_sm,m,n,k,gflops,cublas_gflops,ratio: step 25 is the
+    # single stage (x = 1), step 26 the ring of 2-4; one line per block tile, at 8192^3
     : >"$TMP/st.gp.plot"
-    for ldsm in 0 1; do
-        for tile in 64x64 128x128 64x256 128x256; do
-            awk -F, -v t="$tile" -v l="$ldsm" 'NR > 1 && $1 == t && $6 == l && $7 == 8192 { print $5, $8 / 1000 }' \
-                "$DATA/step26_stages.csv" >"$TMP/st_${ldsm}_$tile.dat"
-            [ -s "$TMP/st_${ldsm}_$tile.dat" ] || continue
-            frag=$([ "$ldsm" = 1 ] && echo "ldmatrix + mma.sync" || echo "WMMA")
-            dash=$([ "$ldsm" = 1 ] && echo 1 || echo 2)
-            printf "%s'%s' using 1:2 with linespoints lw 2 pt 7 dt %s title '%s, %s'" \
-                "$([ -s "$TMP/st.gp.plot" ] && echo ", ")" "$TMP/st_${ldsm}_$tile.dat" "$dash" "$tile" "$frag" >>"$TMP/st.gp.plot"
-        done
+    for warps in 4 8; do
+        awk -F, -v w="$warps" 'NR > 1 && $2 == w && $8 == 8192 { print $4, $11 / 1000, $3 }' \
+            "$DATA/step26_stages.csv" >"$TMP/st_$warps.dat"
+        [ -s "$TMP/st_$warps.dat" ] || continue
+        printf "%s'%s' using 1:2 with linespoints lw 2 pt 7 title '%s (%s warps)'" \
+            "$([ -s "$TMP/st.gp.plot" ] && echo ", ")" "$TMP/st_$warps.dat" "$(awk '{ print $3; exit }' "$TMP/st_$warps.dat")" \
+            "$warps" >>"$TMP/st.gp.plot"
     done
-    cublas=$(awk -F, 'NR > 1 && $7 == 8192 { s += $9; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step26_stages.csv")
+    cublas=$(awk -F, 'NR > 1 && $8 == 8192 { s += $12; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step26_stages.csv")
+    d26=$(sed -n 's/^date=//p' "$DATA/step26_meta.txt" 2>/dev/null)
+    dev26=$(sed -n 's/^device=//p' "$DATA/step26_meta.txt" 2>/dev/null)
     {
-        echo "set title \"Step 26 at 8192^3: rate against the stages of the cp.async ring, per block tile\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
-        echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:6.2]; set xtics 2,1,6; set yrange [0:*]"
+        echo "set title \"Steps 25 (1 stage) and 26 (a ring of 2-4) at 8192^3, per block tile\\n${dev26:-$DEVICE}${d26:+, data of $d26}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [0.8:4.2]; set xtics 1,1,4; set yrange [0:*]"
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/st.gp.plot")"
     } >"$TMP/st.gp"

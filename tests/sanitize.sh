@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.." || exit 2
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
 T0=$(date +%s)
 # 300x260x41: some blocks wholly inside (unguarded copies); 264x136x72 tight: 16-byte aligned columns
-# (the cp.async paths of steps 26 and 27, which odd leading dimensions never take), a whole 128x128 tile
-# and edges
+# (the cp.async paths of steps 25-27, which steps 25 and 26 reach with odd leading dimensions only through
+# an aligned copy), a whole 128x128 tile and edges
 SMALL="7x5x3,31x33x17,67x35x129,300x260x41,264x136x72"
 RUN_ARGS="--sizes $SMALL --reps 1 --warmup 0 --seed $SEED --quiet"
 PADDED="--lda +3 --ldb +1 --ldc +2"

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Lessons 24-27's measurements, on a machine with a CUDA device (about 5 minutes on the H200):
+# Lessons 24 and 27's measurements, on a machine with a CUDA device (about 4 minutes on the H200; lessons
+# 25 and 26's are steps/26_tc_pipeline/measure.sh):
 #
 #   steps/24_wmma/measure.sh [DIR]       (default plots/data/h200; make step24 step26 step27 first)
 #
 # writes into DIR:
-#   step24.csv .. step27.csv each step's default sweep, as run_all.sh runs it
+#   step24.csv, step27.csv   each step's default sweep, as run_all.sh runs it
 #   step24_warptile.csv      step 24 at 4096^3 and 8192^3 for every warp tile (wm x wn fragments), with the
 #                            registers per thread and shared memory per block of that kernel (cuobjdump) and
 #                            the blocks and warps per SM they allow (the occupancy calculator's arithmetic)
-#   step26_stages.csv        step 26 against the number of stages, for four block tiles and both fragment
-#                            paths (ldsm=0: WMMA, 1: ldmatrix and mma.sync), at 4096^3 and 8192^3
-#   step26_group.csv         step 26 against the block order's group of rows, at 8192^3 (the default tile)
 #   step27_sync.csv          step 27 against its synchronization (shift=0..3: the consumer warps with a full
 #                            barrier of their own), its producer warps and the stages, at 4096^3 and 8192^3,
-#                            beside step 26 at the same block tile (128x128 and 64x64, 4 computing warps)
+#                            beside step 26 at the same block tile (128x128, 4 computing warps; 64x64 alone)
 #   step27_stalls.txt        Nsight Compute's warp states (cycles per issued instruction, and per stall
 #                            reason) and occupancy of steps 26 and 27 at 4096^3, 2 stages (where ncu can
 #                            read the counters; the data of 2026-12-01 lacks the per-reason metrics)
@@ -63,7 +61,7 @@ occupancy() {
 }
 
 echo "== the default sweeps"
-for s in 24 26 27; do
+for s in 24 27; do
     rm -f "$DIR/step$s.csv"
     build/step$s --csv "$DIR/step$s.csv" | tail -n 12 || status=1
 done
@@ -84,35 +82,14 @@ for wm in 1 2 3 4; do
 done
 column_or_cat "$DIR/step24_warptile.csv" | sort -k4,4n -k5,5gr | head -n 40
 
-echo "== step 26: stages, for four block tiles"
-echo "tile,wm,wn,warps,stages,ldsm,m,gflops,cublas_gflops,ratio" >"$DIR/step26_stages.csv"
-for ldsm in 0 1; do
-    for t in "64x64:2:2:4" "128x128:4:4:4" "64x256:2:4:8" "128x256:4:4:8"; do
-        IFS=: read -r name wm wn warps <<<"$t"
-        for st in 2 3 4 5 6; do
-            rates build/step26 --param wm=$wm --param wn=$wn --param warps=$warps --param stages=$st \
-                --param ldsm=$ldsm | sed "s/^/$name,$wm,$wn,$warps,$st,$ldsm,/" >>"$DIR/step26_stages.csv" || status=1
-        done
-    done
-done
-column_or_cat "$DIR/step26_stages.csv"
-
-echo "== step 26: block order"
-echo "group,settings,m,gflops,cublas_gflops,ratio" >"$DIR/step26_group.csv"
-settings=$(build/step26 --help | sed -n "s/^This step's settings (defaults): //p" | sed -E 's/ \([^)]*\)//g')
-for g in 1 4 8 16; do
-    SIZES=8192 rates build/step26 --param group=$g | sed "s/^/$g,default: $settings,/" >>"$DIR/step26_group.csv" ||
-        status=1
-done
-column_or_cat "$DIR/step26_group.csv"
-
 echo "== step 27: synchronization and producers against stages, beside step 26 at the same block tile"
 echo "step,tile,shift,producers,stages,m,gflops,cublas_gflops,ratio" >"$DIR/step27_sync.csv"
 for t in "128x128:4:4" "64x64:2:2"; do
     IFS=: read -r name wm wn <<<"$t"
     for st in 2 3 4; do
-        rates build/step26 --param "wm=$wm" --param "wn=$wn" --param warps=4 --param "stages=$st" |
-            sed "s/^/26,$name,-,-,$st,/" >>"$DIR/step27_sync.csv" || status=1
+        # (step 26's 128x128 tile is warps=4, 64x64 warps of 4 x 4 fragments; it has no 64x64 block tile)
+        [ "$name" = 128x128 ] && { rates build/step26 --param warps=4 --param "stages=$st" |
+            sed "s/^/26,$name,-,-,$st,/" >>"$DIR/step27_sync.csv" || status=1; }
         for sp in 0:2 1:2 2:2 3:2 0:1 3:1 3:4; do
             [ "$name" = 64x64 ] && [ "${sp#*:}" != 2 ] && continue # (the other producer counts at 128x128 only)
             rates build/step27 --param "wm=$wm" --param "wn=$wn" --param "stages=$st" --param "shift=${sp%:*}" \

@@ -1,0 +1,366 @@
+/**
+ * @file
+ * @brief Step 25: fragments by hand: ldmatrix from XOR-swizzled shared tiles, mma.sync m16n8k16,
+ * fragments double-buffered in registers, a warp tile the register file can hold.
+ *
+ * Step 24 leaves the fragments to WMMA, and for BF16 this toolkit compiles
+ * `load_matrix_sync` into 32-bit loads, four per fragment, plus a `movmatrix`
+ * transposition of every fragment of column-major A. Here the warp loads its
+ * fragments itself and multiplies with the instruction the tensor cores run:
+ *
+ *  - `ldmatrix.x4` loads four 8x8 tiles of 16-bit elements in one
+ *    instruction, 16 bytes a lane, and `.trans` transposes them on the way
+ *    (A is column-major; mma.sync wants k-pairs in a register). The register
+ *    layouts are those of the PTX manual (comments at ldmatrix_x4 and
+ *    mma_16816), so the epilogue writes the accumulators without a patch of
+ *    shared memory.
+ *  - The shared tiles are *swizzled*, not skewed: chunk c (16 bytes) of row r
+ *    is stored at chunk c XOR (r mod 8). The eight rows one ldmatrix reads
+ *    then fall into eight different groups of four banks, with no padding,
+ *    so that a slice fills shared memory exactly and 16-byte copies stay
+ *    aligned.
+ *  - Fragments double-buffered: the warp loads k-step kk+1's fragments
+ *    before it multiplies k-step kk's, so that the loads' latency hides
+ *    behind 32 mma.sync.
+ *  - The warp tile is 64x64 (4 x 8 mma.sync per k-step: 128 accumulators a
+ *    lane), the block 2 x 2 or 2 x 4 warps (`--param warps=4|8`: 128x128 or
+ *    128x256), K in slices of 64. The 64 fragment registers and the 128
+ *    accumulators fit one thread's 255, with none spilled; 4-warp blocks of
+ *    235 registers leave room for two blocks (8 warps) on an SM, which is
+ *    what hides the copies here.
+ *
+ * Every 16-byte chunk of a slice is one cp.async, which copies the chunk's
+ * bytes inside the matrix and fills the rest with zeros: edge tiles need no
+ * other path. Columns that do not start on 16 bytes (a leading dimension
+ * not a multiple of 8) cannot be copied so; such a matrix is first copied
+ * into an aligned one (gpu_aligned_columns, counted in the time).
+ *
+ * The copies are step 24's schedule with cp.async: copy a slice, wait for
+ * it, multiply it, then the next; while a block waits, only the other blocks
+ * on its SM keep the tensor cores busy. Step 26 puts the copies in a ring.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_bf16.h>
+
+#include "gpu.h"
+#include "step.h"
+
+enum {
+    WARP = 32,                    /* threads per warp */
+    MMA_M = 16, MMA_N = 8, MMA_K = 16, /* mma.sync m16n8k16 */
+    WARPS_M = 2,                  /* warps along M; along N: warps / WARPS_M */
+    WM = 4,                       /* 16-row pieces of A per warp: the warp tile is 64 rows */
+    WN = 4,                       /* 16-column pieces of B per warp: the warp tile is 64 columns */
+    BM = WARPS_M * WM * MMA_M,    /* 128: block tile rows */
+    BK = 64,                      /* K per slice: four k-steps */
+    KSTEPS = BK / MMA_K,          /* 4 */
+    VEC = 8,                      /* bfloat16 per 16-byte chunk (one cp.async, one ldmatrix row) */
+    CHUNK_BYTES = 16,
+    ELEM = sizeof(__nv_bfloat16), /* bytes per element */
+    SWIZZLE = 8,                  /* chunks whose order the XOR permutes: 8 x 16 bytes = the 32 banks */
+    DEFAULT_WARPS = 4,
+    DEFAULT_SMEM = 48 * 1024      /* above this a kernel must opt in to its shared memory */
+};
+static_assert(BM / VEC >= SWIZZLE && BK / VEC == SWIZZLE, "the swizzle permutes whole rows of 8 chunks");
+
+static int warps = DEFAULT_WARPS; /* --param warps= */
+
+/** The tile sizes of a block of WARPS warps. */
+template <int WARPS> struct tiles {
+    static constexpr int THREADS = WARPS * WARP;               /**< threads per block */
+    static constexpr int BN = WARPS / WARPS_M * WN * MMA_M;    /**< block tile columns: 128 or 256 */
+    static constexpr int AS_SIZE = BK * BM;                    /**< elements of one stage of A */
+    static constexpr int STAGE = AS_SIZE + BN * BK;            /**< elements of one slice: A's, then B's */
+    static constexpr int SMEM_BYTES = STAGE * ELEM;            /**< bytes of dynamic shared memory */
+};
+
+/* ---- The swizzled shared tiles. As holds a slice of A as BK rows of BM elements (row k: the
+ * slice's column k, BM/8 chunks of 16 bytes); Bs holds a slice of B as BN rows of BK elements (row j:
+ * column j of B, 8 chunks). Chunk c of row r is stored at chunk c XOR (r mod 8): the 8 rows an ldmatrix
+ * reads then lie in 8 different groups of banks. ---- */
+
+/** Element offset in As of chunk @p c (rows 8c..8c+7 of A) of slice column @p k. */
+__device__ int as_offset(int k, int c) { return k * BM + (c ^ (k % SWIZZLE)) * VEC; }
+/** Element offset in Bs of chunk @p c (k = 8c..8c+7) of column @p j. */
+__device__ int bs_offset(int j, int c) { return j * BK + (c ^ (j % SWIZZLE)) * VEC; }
+
+/** The bfloat16 nearest to @p x (ties to even). */
+__device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+/** The float equal to @p x (exact). */
+__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
+ *  the rest filled with zeros (nothing is read when @p inside is 0). */
+__device__ void copy16(__nv_bfloat16 *dst, const __nv_bfloat16 *src, int inside)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst); /* cp.async takes a shared-memory address */
+    /* .cg: cached in L2 only, not L1 (a block reads each element once) */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(inside) : "memory");
+}
+
+/** Closes the copies this thread issued since the last call into one group. */
+__device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/** Waits until at most @p PENDING of this thread's newest groups of copies are still in flight. */
+template <int PENDING> __device__ void wait_copies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/**
+ * ldmatrix .x4: four 8x8 tiles of 16-bit elements from shared memory into four registers per lane. Lane
+ * L gives the address of row L % 8 of tile L / 8 (16 contiguous bytes); register q receives, of tile q,
+ * row lane/4, columns 2*(lane%4) and +1 (with .trans: column lane/4, rows 2*(lane%4) and +1, i.e. the
+ * tile transposed on the way).
+ */
+__device__ void ldmatrix_x4(unsigned r[4], const __nv_bfloat16 *row)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+}
+/** ldmatrix .x4 .trans: as ldmatrix_x4, each 8x8 tile transposed on the way. */
+__device__ void ldmatrix_x4_trans(unsigned r[4], const __nv_bfloat16 *row)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+}
+
+/**
+ * mma.sync m16n8k16, BF16 in, FP32 accumulation: d (16x8) += a (16x16, "row": a lane holds k-pairs) *
+ * b (16x8, "col"). With g = lane / 4, t = lane % 4: a[0] holds A(g, 2t..2t+1), a[1] A(g+8, 2t..),
+ * a[2] A(g, 2t+8..), a[3] A(g+8, 2t+8..); b[0] holds B(2t..2t+1, g), b[1] B(2t+8.., g); d[0], d[1] are
+ * D(g, 2t), D(g, 2t+1) and d[2], d[3] the same in row g+8. (Not volatile: it touches registers only,
+ * and the compiler may move it among the loads.)
+ */
+__device__ void mma_16816(float d[4], const unsigned a[4], const unsigned b[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/**
+ * Where this thread copies from and to, fixed for the whole of K: thread t copies chunk t % (BM/8) of
+ * slice columns t / (BM/8) + p * A_STEP of A, and chunk t % 8 of block columns t / 8 + p * B_STEP of B,
+ * for p = 0, 1, ... Consecutive threads take consecutive chunks of one column: 256 contiguous bytes of A,
+ * 128 of B.
+ */
+template <int WARPS> struct copier {
+    using T = tiles<WARPS>; /**< the block's tile sizes */
+    static constexpr int A_CHUNKS = BM / VEC;               /**< chunks per column of A's slice: 16 */
+    static constexpr int A_STEP = T::THREADS / A_CHUNKS;    /**< columns of A one pass covers: 8 or 16 */
+    static constexpr int A_PASSES = BK / A_STEP;            /**< 8 or 4 */
+    static constexpr int B_STEP = T::THREADS / SWIZZLE;     /**< columns of B one pass covers: 16 or 32 */
+    static constexpr int B_PASSES = T::BN / B_STEP;         /**< 8 */
+    /* a pass moves whole multiples of 8 columns on, so every pass of a thread has the same swizzle */
+    static_assert(A_STEP % SWIZZLE == 0 && B_STEP % SWIZZLE == 0, "passes keep the swizzle");
+    int a_col, a_rows, a_dst; /**< this thread's first column of As, A's rows in its chunk, offset in As */
+    int b_col, b_chunk, b_dst; /**< this thread's first column of Bs, its chunk, offset in Bs */
+    const __nv_bfloat16 *a_src, *b_src; /**< its chunk of slice 0, first pass */
+
+    /** This thread's chunks, for the block's tile of C at (@p i0, @p j0). */
+    __device__ copier(const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int i0, int j0)
+    {
+        const int a_chunk = threadIdx.x % A_CHUNKS;
+        a_col = threadIdx.x / A_CHUNKS;
+        a_rows = min(max(M - (i0 + a_chunk * VEC), 0), VEC); /* rows of the chunk inside A, in every slice */
+        a_dst = as_offset(a_col, a_chunk);
+        a_src = A + (i0 + a_chunk * VEC) + (size_t)a_col * lda;
+        b_chunk = threadIdx.x % SWIZZLE;
+        b_col = threadIdx.x / SWIZZLE;
+        b_dst = T::AS_SIZE + bs_offset(b_col, b_chunk);
+        b_src = B + b_chunk * VEC + (size_t)(j0 + b_col) * ldb;
+    }
+
+    /** Issue the copies of slice @p s (K from s*BK) into the stage @p st (As, then Bs); zeros outside. */
+    __device__ void issue(__nv_bfloat16 *st, int s, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
+                          int ldb, int N, int K, int j0) const
+    {
+        const int k0 = s * BK;
+#pragma unroll
+        for (int p = 0; p < A_PASSES; ++p) {
+            const bool inside = a_rows > 0 && k0 + a_col + p * A_STEP < K;
+            /* (a chunk wholly outside reads nothing, but its address must still be valid: A itself) */
+            const __nv_bfloat16 *src = inside ? a_src + (size_t)(k0 + p * A_STEP) * lda : A;
+            copy16(st + a_dst + p * A_STEP * BM, src, inside ? a_rows * ELEM : 0);
+        }
+        const int k_rows = min(max(K - (k0 + b_chunk * VEC), 0), VEC); /* rows of the chunk inside B */
+#pragma unroll
+        for (int p = 0; p < B_PASSES; ++p) {
+            const bool inside = k_rows > 0 && j0 + b_col + p * B_STEP < N;
+            const __nv_bfloat16 *src = inside ? b_src + k0 + (size_t)(p * B_STEP) * ldb : B;
+            copy16(st + b_dst + p * B_STEP * BK, src, inside ? k_rows * ELEM : 0);
+        }
+    }
+};
+
+/** A warp's fragments of one k-step: WM 16x16 pieces of A, WN 16x16 pieces of B (two 16x8 each). */
+struct fragments {
+    unsigned a[WM][4];
+    unsigned b[WN][4];
+};
+
+/** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
+template <int WARPS>
+__device__ void load_fragments(fragments &f, const __nv_bfloat16 *as, int kk, int wi, int wj)
+{
+    const __nv_bfloat16 *bs = as + tiles<WARPS>::AS_SIZE;
+    const int lane = threadIdx.x % WARP;
+    const int tile = lane / 8, row = lane % 8; /* this lane gives the address of row `row` of tile `tile` */
+    /* A: tiles 0..3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15) of
+     * a 16x16 piece: a[0..3] of mma_16816. A tile's 8 addresses are 8 consecutive k (rows of As), and
+     * .trans turns them into k-pairs. */
+    const int a_k = kk * MMA_K + (tile / 2) * 8 + row, a_chunk = (wi + (tile % 2) * 8) / VEC;
+    /* B: tiles 0..3 = (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] of
+     * the first 16x8 piece, then of the second. A tile's 8 addresses are 8 consecutive columns j. */
+    const int b_j = wj + (tile / 2) * 8 + row, b_chunk = (kk * MMA_K + (tile % 2) * 8) / VEC;
+#pragma unroll
+    for (int a = 0; a < WM; ++a) /* piece a: 16 rows further, two chunks on */
+        ldmatrix_x4_trans(f.a[a], as + as_offset(a_k, a_chunk + a * (MMA_M / VEC)));
+#pragma unroll
+    for (int b = 0; b < WN; ++b) /* piece b: 16 columns further (the same row mod 8, the same swizzle) */
+        ldmatrix_x4(f.b[b], bs + bs_offset(b_j + b * MMA_M, b_chunk));
+}
+
+/** acc += the product of one k-step's fragments: WM x 2WN mma.sync. */
+__device__ void multiply(float acc[WM][2 * WN][4], const fragments &f)
+{
+#pragma unroll
+    for (int a = 0; a < WM; ++a)
+#pragma unroll
+        for (int n = 0; n < 2 * WN; ++n) /* the 16x8 piece n: columns 8n..8n+7 of the warp tile */
+            mma_16816(acc[a][n], f.a[a], &f.b[n / 2][(n % 2) * 2]);
+}
+
+/** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
+__device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
+{
+    if (i < M && j < N) {
+        __nv_bfloat16 *c = C + i + (size_t)j * ldc;
+        float r = alpha * v;
+        if (beta != 0.0f)
+            r += beta * to_float(*c);
+        *c = to_bf16(r);
+    }
+}
+
+/** Epilogue: each lane writes its own accumulators (layout of mma_16816's d). */
+__device__ void store_tile(const float acc[WM][2 * WN][4], __nv_bfloat16 *C, int ldc, int M, int N, int ci, int cj,
+                           float alpha, float beta)
+{
+    const int lane = threadIdx.x % WARP, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int a = 0; a < WM; ++a)
+#pragma unroll
+        for (int n = 0; n < 2 * WN; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) /* d[e]: row g (+8 for e >= 2), column 2t (+1 for odd e) */
+                update(C, ldc, M, N, ci + a * MMA_M + g + (e / 2) * 8, cj + n * MMA_N + 2 * t + e % 2, alpha,
+                       beta, acc[a][n][e]);
+}
+
+/** Tiles of size t along n elements (the last one partial). */
+__device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
+
+/** One block: a BM x BN tile of C = alpha * A * B + beta * C, K slice by slice. */
+template <int WARPS>
+__global__ void __launch_bounds__(WARPS * WARP)
+mma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb,
+         float beta, __nv_bfloat16 *C, int ldc)
+{
+    using T = tiles<WARPS>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    __nv_bfloat16 *slice = reinterpret_cast<__nv_bfloat16 *>(smem); /* As, then Bs */
+
+    const int tiles_m = tiles_along(M, BM);
+    const int i0 = blockIdx.x % tiles_m * BM, j0 = blockIdx.x / tiles_m * T::BN; /* the block's tile of C */
+    const int warp = threadIdx.x / WARP;
+    const int wi = (warp % WARPS_M) * WM * MMA_M; /* the warp's tile inside the block's */
+    const int wj = (warp / WARPS_M) * WN * MMA_M;
+
+    float acc[WM][2 * WN][4] = {};
+    const copier<WARPS> cp(A, lda, B, ldb, M, i0, j0);
+    const int slices = tiles_along(K, BK);
+    fragments f[2]; /* k-step kk's in f[kk % 2] while the next k-step's load into the other */
+    for (int s = 0; s < slices; ++s) {
+        cp.issue(slice, s, A, lda, B, ldb, N, K, j0);
+        commit_copies();
+        wait_copies<0>(); /* this thread's copies have landed */
+        __syncthreads();  /* everyone's have */
+        load_fragments<WARPS>(f[0], slice, 0, wi, wj);
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            if (kk + 1 < KSTEPS)
+                load_fragments<WARPS>(f[(kk + 1) % 2], slice, kk + 1, wi, wj);
+            multiply(acc, f[kk % 2]);
+        }
+        __syncthreads(); /* every warp has read the slice before the next one overwrites it */
+    }
+
+    store_tile(acc, C, ldc, M, N, i0 + wi, j0 + wj, alpha, beta);
+}
+
+
+template <int WARPS>
+static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
+                          int ldb, float beta, bf16_bits *C, int ldc)
+{
+    using T = tiles<WARPS>;
+    static int checked = 0; /* the opt-in, once per configuration */
+    auto kernel = mma_gemm<WARPS>;
+    if (!checked) {
+        if (T::SMEM_BYTES > DEFAULT_SMEM)
+            cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
+                       "opting in to the slice's shared memory");
+        checked = 1;
+    }
+    const int tiles_total = ceil_div(M, BM) * ceil_div(N, T::BN);
+    /* 16-byte copies need 16-byte aligned columns: other matrices are copied into aligned ones first */
+    A = (const bf16_bits *)gpu_aligned_columns(A, M, K, ELEM, &lda, CHUNK_BYTES, 0);
+    B = (const bf16_bits *)gpu_aligned_columns(B, K, N, ELEM, &ldb, CHUNK_BYTES, 1);
+    kernel<<<tiles_total, T::THREADS, T::SMEM_BYTES>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A),
+                                                       lda, reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
+                                                       reinterpret_cast<__nv_bfloat16 *>(C), ldc);
+}
+
+static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
+                   float beta, bf16_bits *C, int ldc)
+{
+    (warps == 4 ? launch_config<4> : launch_config<8>)(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/** --param warps=4|8. */
+static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
+{
+    const char *bad = NULL;
+    for (int t = 0; t < nparams && bad == NULL; ++t)
+        if (!step_param_int(params[t], "warps", 4, 8, &warps, &bad))
+            bad = "this step takes --param warps=4|8";
+    if (bad == NULL && warps != 4 && warps != 8)
+        bad = "--param warps takes 4 or 8";
+    if (bad != NULL)
+        return bad;
+    const int bn = warps / WARPS_M * WN * MMA_M;
+    snprintf(desc, desclen, "warps=%d (block tile %dx%dx%d, warp tile 64x64, %d KB of shared memory)", warps, BM,
+             bn, BK, (BM + bn) * BK * ELEM / 1024);
+    return NULL;
+}
+
+const struct step STEP = {
+    .number = 25,
+    .name = "mma_sync",
+    .summary = "fragments by hand: ldmatrix from swizzled tiles, mma.sync m16n8k16, fragments double-buffered",
+    .precision = PRECISION_BF16,
+    .target = TARGET_GPU,
+    .max_size = 0,
+    .min_cc = 80,
+    .sgemm = NULL,
+    .dgemm = NULL,
+    .configure = configure,
+    .bgemm = launch,
+};
