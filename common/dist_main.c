@@ -261,7 +261,8 @@ int main(int argc, char **argv)
             print_split(&res);
         }
         if (opt.csv_path != NULL && report_append_csv(opt.csv_path, &res.row) != 0)
-            die(EXIT_RUNTIME, "cannot write to '%s': %s", opt.csv_path, strerror(errno));
+            die(EXIT_RUNTIME, "cannot write a row to --csv file '%s': %s (it was taken back: the file holds "
+                "whole rows only)", opt.csv_path, strerror(errno));
     }
     if (ctx.baseline && !ctx.alone)
         dist_baseline_close();

@@ -358,7 +358,9 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
                         .ms_median = step_med, .ms_min = step_min,
                         .gflops = gemm_gflops(p->m, p->n, p->k, step_med),
                         .baseline_gflops = gemm_gflops(p->m, p->n, p->k, base_med),
-                        .rel_err = worse(first.rel_err, after.rel_err), .baseline = info->baseline};
+                        .rel_err = worse(first.rel_err, after.rel_err), .baseline = info->baseline,
+                        .underflow = first.underflow_needed || after.underflow_needed,
+                        .norm_limit = fmax(first.norm_limit, after.norm_limit)};
     row->ratio = row->gflops / row->baseline_gflops;
     snprintf(row->note, sizeof row->note, "%s", note);
     int ok = first.pass && after.pass;
@@ -465,7 +467,8 @@ int main(int argc, char **argv)
         if (!opt.quiet && row.note[0] != '\0')
             printf("  %s\n", row.note);
         if (opt.csv_path != NULL && report_append_csv(opt.csv_path, &row) != 0) {
-            die(EXIT_RUNTIME, "cannot write to '%s': %s", opt.csv_path, strerror(errno));
+            die(EXIT_RUNTIME, "cannot write a row to --csv file '%s': %s (it was taken back: the file holds "
+                "whole rows only)", opt.csv_path, strerror(errno));
         }
     }
     backend_shutdown();

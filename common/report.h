@@ -31,6 +31,10 @@ struct row {
     const char *status;      /**< "PASS", "FAIL" or "UNCHECKED" */
     const char *baseline;    /**< what the baseline ran as: library, version, kernels, threads */
     char note[320];          /**< a line printed under the row, not in the CSV ("" for none) */
+    int underflow;           /**< 1: it passed only by the underflow allowance (results among the
+                                  subnormals, where a correct result's relative error can be large):
+                                  the table says so beside PASS, with norm_limit; not in the CSV */
+    double norm_limit;       /**< the norm-wise limit the check used (shown when underflow is 1) */
 };
 
 /** The header line of the printed table. */
@@ -41,8 +45,11 @@ void report_print_row(FILE *out, const struct row *r);
 
 /**
  * Append @p r to the CSV file at @p path, writing the header first if the file
- * is new or empty. The row is written with a single call and flushed, so an
- * interrupted run never leaves half a row. Returns 0, or -1 (errno set).
+ * is new or empty. The row (with the header, if any) is written whole or not at
+ * all: every write() and the close are checked, SIGXFSZ is ignored meanwhile (so
+ * that going over `ulimit -f` is an error, EFBIG, not the end of the process), and
+ * on any failure the file is cut back to its previous length (a file this call
+ * created is removed). Returns 0, or -1 with errno saying why (ENOSPC, EFBIG, ...).
  */
 int report_append_csv(const char *path, const struct row *r);
 
@@ -50,9 +57,10 @@ int report_append_csv(const char *path, const struct row *r);
 extern const char REPORT_CSV_HEADER[];
 
 /**
- * Can the --csv file @p path be written (an existing regular file we may write, or a new one in a
- * directory we may write)? 0 if so; else 1 with the reason in @p why. Creates nothing: the file is
- * created with its first row.
+ * Can the --csv file @p path be written (a new one in a directory we may write, or an existing regular
+ * file we may write that is empty or holds rows of this CSV: its first line is REPORT_CSV_HEADER and it
+ * ends with a newline)? 0 if so; else 1 with the reason, one line, in @p why. Creates nothing: the
+ * file is created with its first row.
  */
 int report_csv_problem(const char *path, char *why, size_t len);
 

@@ -92,6 +92,7 @@ struct verify_result verify_gemm(const struct verify_input *in)
     struct verify_result res;
     memset(&res, 0, sizeof res);
     struct verify_sumsq diff = {0.0, 0.0}, ref = {0.0, 0.0}, terms = {0.0, 0.0};
+    int underflow_needed = 0;
 
     for (int j = 0; j < in->n; ++j) {
         for (int i = 0; i < in->m; ++i) {
@@ -106,6 +107,8 @@ struct verify_result verify_gemm(const struct verify_input *in)
             /* Written so that NaN fails: a NaN comparison is false. */
             if (!(isfinite(got) && fabs(d) <= bound))
                 report(&res, i, j, got, want, bound, 0);
+            else if (fabs(d) > bound - underflow_term(in))
+                underflow_needed = 1; /* within its bound only by the underflow allowance */
         }
         /* The padding rows must be untouched, bit for bit. */
         for (long long i = in->m; i < in->ldc; ++i) {
@@ -119,6 +122,13 @@ struct verify_result verify_gemm(const struct verify_input *in)
     res.normwise_pass = verify_normwise(in, in->m, in->n, &diff, &ref, &terms, &res.rel_err, &res.norm_limit);
 
     res.pass = res.elementwise_pass && res.normwise_pass;
+    if (res.pass && !underflow_needed && in->eta > 0.0) { /* the norm-wise check without the allowance */
+        struct verify_input strict = *in;
+        strict.eta = 0.0;
+        double strict_err, strict_limit;
+        underflow_needed = !verify_normwise(&strict, in->m, in->n, &diff, &ref, &terms, &strict_err, &strict_limit);
+    }
+    res.underflow_needed = res.pass && underflow_needed;
     return res;
 }
 

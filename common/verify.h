@@ -22,7 +22,9 @@
  * Underflow: a product or a scaling that lands among the subnormals errs by up to
  * half the smallest subnormal, eta, whatever its size, so the element-wise bound
  * adds g*(K+2)*eta (K products, alpha and beta) and the norm-wise slack the same
- * per element. It matters only for tiny scalars (`--alpha 1e-310`).
+ * per element. It matters only for tiny scalars (`--alpha 1e-310`); a result that
+ * passes only by it says so (underflow_needed), since its relative error may be
+ * anything up to 1 (0.57 for a correct step 17 at alpha = beta = 2^-1074).
  *
  * The norms are sums of squares kept scaled (as LAPACK's dlassq does): squaring
  * first would overflow for `--alpha 1e160` and turn a correct result into a NaN.
@@ -85,7 +87,11 @@ struct verify_result {
     int normwise_pass;       /**< rel_err <= norm_limit */
     long long bad_count;     /**< elements over their bound, not finite, or padding changed */
     double rel_err;          /**< ||C - ref||_F / ||ref||_F (Inf/NaN if C has any) */
-    double norm_limit;       /**< 16*sqrt(K)*u + u_out */
+    double norm_limit;       /**< 16*sqrt(K)*u + u_out (and the terms' and underflow's parts): the limit used */
+    int underflow_needed;    /**< 1: it passed, but only by the underflow allowance: without the eta terms an
+                                  element or the norm-wise figure would be over its bound (results among the
+                                  subnormals, whose relative error can reach 1). A report must say so beside
+                                  PASS, or PASS contradicts the figure printed with it */
     int nreported;           /**< how many of reported[] are filled */
     struct verify_bad reported[VERIFY_MAX_REPORTED]; /**< the first failing elements */
 };

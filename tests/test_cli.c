@@ -1,14 +1,25 @@
 /**
  * @file
- * @brief Unit tests of the command-line parser and of the random fill.
+ * @brief Unit tests of the command-line parser, of the random fill, and of the output: the CSV file
+ *        (its header checked, rows written whole or not at all) and the printed row.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setrlimit, sigaction, open_memstream */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli.h"
 #include "matrix.h"
+#include "report.h"
+#include "verify.h"
 
 static struct options opt;
 static char err[256];
@@ -135,11 +146,177 @@ static void bf16_rounding(void)
            precision_unit_roundoff(PRECISION_BF16) == 0x1.0p-24, "BF16: 2 bytes, output u 2^-8, float accumulation");
 }
 
+/* The whole of file @p path in @p buf (at most @p len - 1 bytes, NUL-terminated); its length, or -1. */
+static long slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    const size_t got = fread(buf, 1, len - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return (long)got;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static long file_size(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0 ? (long)info.st_size : -1;
+}
+
+static const struct row sample_row = {.step = 99, .name = "test", .precision = "FP64", .device = "CPU", .m = 2,
+                                      .n = 3, .k = 4, .ms_median = 1.0, .ms_min = 0.5, .gflops = 1.0,
+                                      .baseline_gflops = 2.0, .ratio = 0.5, .rel_err = 1e-16, .status = "PASS",
+                                      .baseline = "none"};
+
+/* --csv: the header of an existing file is checked before any work; a row is written whole or not at all. */
+static void csv_file(void)
+{
+    char dir[] = "/tmp/test_cli.XXXXXX", path[64], other[64], before[4096], after[4096], why[512];
+    if (mkdtemp(dir) == NULL) {
+        expect(0, "mkdtemp for the CSV tests");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    snprintf(other, sizeof other, "%s/other.csv", dir);
+    const char *row_line = "99,test,FP64,CPU,2,3,4,1.000000,0.500000,1.000,2.000,0.5000,1.000e-16,PASS,none\n";
+    char want[1024];
+
+    expect(report_csv_problem(path, why, sizeof why) == 0, "--csv: a new file in a writable directory is accepted");
+    expect(report_append_csv(path, &sample_row) == 0 && report_append_csv(path, &sample_row) == 0,
+           "--csv: two rows appended to a new file");
+    snprintf(want, sizeof want, "%s\n%s%s", REPORT_CSV_HEADER, row_line, row_line);
+    expect(slurp(path, after, sizeof after) > 0 && strcmp(after, want) == 0,
+           "--csv: a new file gets the header once, then whole rows");
+    expect(report_csv_problem(path, why, sizeof why) == 0, "--csv: a file of these rows is accepted again");
+
+    put(other, "");
+    expect(report_csv_problem(other, why, sizeof why) == 0, "--csv: an empty file is accepted (it gets the header)");
+
+    put(other, "a,b,c\n1,2,3\n");
+    expect(report_csv_problem(other, why, sizeof why) == 1 && strstr(why, "has another header ('a,b,c'") != NULL &&
+           strchr(why, '\n') == NULL && slurp(other, after, sizeof after) > 0 && strcmp(after, "a,b,c\n1,2,3\n") == 0,
+           "--csv: a file with another header is refused in one line, and left as it was");
+    snprintf(want, sizeof want, "%s,threads\n", REPORT_CSV_HEADER);
+    put(other, want);
+    expect(report_csv_problem(other, why, sizeof why) == 1 && strstr(why, "has another header") != NULL,
+           "--csv: a header with one more column is another header");
+    put(other, "\x01\x02\n"); /* ("?\?" below: two '?' that C11 does not read as a trigraph) */
+    expect(report_csv_problem(other, why, sizeof why) == 1 && strstr(why, "('?\?'") != NULL,
+           "--csv: a binary first line is quoted printable");
+    snprintf(want, sizeof want, "%s\n99,test,FP64", REPORT_CSV_HEADER);
+    put(other, want);
+    expect(report_csv_problem(other, why, sizeof why) == 1 && strstr(why, "ends in a cut line") != NULL,
+           "--csv: a file whose last line is cut (no newline) is refused");
+    put(other, REPORT_CSV_HEADER);
+    expect(report_csv_problem(other, why, sizeof why) == 1 && strstr(why, "ends in a cut line") != NULL,
+           "--csv: the header alone without its newline is refused");
+
+    /* A full disk: /dev/full fails every write with ENOSPC. */
+    if (access("/dev/full", W_OK) == 0) {
+        errno = 0;
+        expect(report_append_csv("/dev/full", &sample_row) == -1 && errno == ENOSPC,
+               "--csv on a full disk (/dev/full): -1 with ENOSPC, not success");
+    }
+
+    /* Over `ulimit -f`: SIGXFSZ would end the process mid-row. The write fails with EFBIG instead, the file
+     * goes back to its previous length, and the signal's disposition is restored. */
+    struct rlimit old_limit;
+    if (getrlimit(RLIMIT_FSIZE, &old_limit) == 0) {
+        const long size = slurp(path, before, sizeof before);
+        struct rlimit tight = old_limit;
+        tight.rlim_cur = (rlim_t)size + 20; /* room for part of a row, not the whole */
+        if (setrlimit(RLIMIT_FSIZE, &tight) == 0) {
+            errno = 0;
+            const int rc = report_append_csv(path, &sample_row);
+            const int e = errno;
+            char removed_path[80];
+            snprintf(removed_path, sizeof removed_path, "%s/new.csv", dir);
+            tight.rlim_cur = 40; /* a new file: not even its header fits */
+            const int rc_new = setrlimit(RLIMIT_FSIZE, &tight) == 0 ? report_append_csv(removed_path, &sample_row) : 0;
+            const int e_new = errno;
+            setrlimit(RLIMIT_FSIZE, &old_limit);
+            expect(rc == -1 && e == EFBIG, "--csv over ulimit -f: -1 with EFBIG (the process is not killed by SIGXFSZ)");
+            expect(slurp(path, after, sizeof after) == size && strcmp(after, before) == 0,
+                   "--csv over ulimit -f: the file is cut back to its whole rows");
+            expect(rc_new == -1 && e_new == EFBIG && file_size(removed_path) == -1,
+                   "--csv over ulimit -f on a new file: -1 with EFBIG, and the file is removed");
+            struct sigaction now;
+            expect(sigaction(SIGXFSZ, NULL, &now) == 0 && now.sa_handler == SIG_DFL,
+                   "--csv: SIGXFSZ is back to its default after the write");
+        }
+    }
+    remove(path);
+    remove(other);
+    rmdir(dir);
+}
+
+/* A subnormal result passes only by the underflow allowance, and the printed row says so beside PASS. */
+static void underflow_row(void)
+{
+    const double eta = ldexp(1.0, -1074), u = ldexp(1.0, -53);
+    /* alpha = eta, a*b = 1.5: the exact 1.5*eta rounds to 2*eta (ties to even) or, another way, to eta. */
+    double C[1] = {eta}, C0[1] = {0.0}, ref[1] = {2 * eta}, absab[1] = {1.5};
+    struct verify_input in = {1, 1, 1, eta, 0.0, C, C0, 1, ref, absab, u, u, u, eta};
+    struct verify_result r = verify_gemm(&in);
+    expect(r.pass && r.underflow_needed && r.rel_err == 0.5,
+           "a subnormal result one eta off (relative error 0.5) passes, only by the underflow allowance");
+    C[0] = 100 * eta;
+    r = verify_gemm(&in);
+    expect(!r.pass && !r.underflow_needed, "a subnormal result 98 eta off fails (no allowance claimed)");
+    double C1[1] = {1.5}, ref1[1] = {1.5};
+    struct verify_input normal = {1, 1, 1, 1.0, 0.0, C1, C0, 1, ref1, absab, u, u, u, eta};
+    r = verify_gemm(&normal);
+    expect(r.pass && !r.underflow_needed, "a normal result passes without the underflow allowance");
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out == NULL) {
+        expect(0, "open_memstream for the printed rows");
+        return;
+    }
+    struct row loose = sample_row;
+    loose.rel_err = 0.57;
+    loose.underflow = 1;
+    loose.norm_limit = 9.97;
+    report_print_row(out, &loose);
+    struct row plain = sample_row;
+    report_print_row(out, &plain);
+    struct row failed = loose;
+    failed.status = "FAIL";
+    report_print_row(out, &failed);
+    fclose(out);
+    char *lines[3] = {NULL, NULL, NULL}, *save = NULL;
+    for (int t = 0; t < 3; ++t)
+        lines[t] = strtok_r(t == 0 ? text : NULL, "\n", &save);
+    const char *tail = "5.70e-01  PASS (underflow allowance: results are subnormal; limit 9.97e+00)";
+    expect(lines[0] != NULL && strlen(lines[0]) > strlen(tail) &&
+           strcmp(lines[0] + strlen(lines[0]) - strlen(tail), tail) == 0,
+           "a row that passed by the underflow allowance says so beside PASS, with the limit used");
+    expect(lines[1] != NULL && strlen(lines[1]) > 14 && strcmp(lines[1] + strlen(lines[1]) - 14, "1.00e-16  PASS") == 0,
+           "a row that passed plainly ends in PASS");
+    expect(lines[2] != NULL && strlen(lines[2]) > 14 && strcmp(lines[2] + strlen(lines[2]) - 14, "5.70e-01  FAIL") == 0,
+           "a FAIL row claims no allowance");
+    free(text);
+}
+
 int main(void)
 {
     good_lines();
     bad_lines();
     random_fill();
     bf16_rounding();
+    csv_file();
+    underflow_row();
     return checks_summary("test_cli");
 }
