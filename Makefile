@@ -332,9 +332,12 @@ test:
 # One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
 # NaN poison) and one timed shape against the baseline. Needs no other step built.
 # ARGS="--param NAME=VALUE" checks the step with one of its settings.
+# Built first, from a clean tree too: the step, the student's copy, and the test programs that the step's
+# checks run besides it (tests/mpi.sh --check starts with build/test_dist, the layout's unit test).
+CHECK_BINS = $(BUILD)/step$(STEP) $(if $(LAB_SRC),$(LAB_BIN)) $(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),$(BUILD)/test_dist)
 check: need-step $(if $(strip $(SRC)),lab-src)
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory $(BUILD)/step$(STEP) $(if $(LAB_SRC),$(LAB_BIN))
+	@$(MAKE) --no-print-directory $(CHECK_BINS)
 	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP) $(if $(LAB_SRC),$(LAB_BIN) $(LAB_SRC)))
 
 # compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.

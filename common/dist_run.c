@@ -192,14 +192,17 @@ static void split(const struct dist_context *ctx, const struct dist_problem *p, 
     res->recv_bytes_formula = dist_max(comm, formula);
 }
 
-/* The baseline, timed as the step was; with checks, first one run from C0 whose result must be the
- * verified one's (the same matrices, laid out block-cyclically). Returns 0 if it was not. */
+/* The baseline, timed as the step was; with @p check, first one checked run from C0. The baseline of the
+ * 1x1 grid (ctx->alone) is verified as the step is; PDGEMM's result must be the verified one's (the same
+ * matrices, laid out block-cyclically), compared only where the step's result passed (@p verified, else
+ * NULL): a step that computed another product fails alone, and says nothing of the baseline's inputs.
+ * Returns 0 if the baseline's check failed. */
 static int time_baseline(const struct dist_context *ctx, const struct dist_problem *p, int index, struct arrays *a,
-                         const struct dist_projection *verified, int warmup, int reps, double *ms)
+                         int check, const struct dist_projection *verified, int warmup, int reps, double *ms)
 {
     int same = 1;
     if (ctx->alone) { /* on the step's own arrays: verified as the step is */
-        if (verified != NULL) {
+        if (check) {
             const struct dist_verdict v = check_run(ctx, p, a, 1);
             same = v.pass;
             if (!same)
@@ -283,7 +286,8 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     double base_med = NAN;
     int same = 1;
     if (ctx->baseline) {
-        same = time_baseline(ctx, p, index, &a, opt->check ? &verified : NULL, warmup, reps, ms);
+        same = time_baseline(ctx, p, index, &a, opt->check, opt->check && first.pass ? &verified : NULL, warmup, reps,
+                             ms);
         base_med = median(ms, reps);
     }
     host_free(ms);

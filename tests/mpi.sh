@@ -3,13 +3,14 @@
 # `tests/mpi.sh --check` is `make check STEP=23` (the grids over the shape set, with ARGS, and one timed
 # shape) and ends with "N passed, N failed".
 #
-# On 1, 2, 3 and 4 ranks (oversubscribed where the cores are fewer, one thread each): grids 1x1, 2x1,
-# 1x2, 3x1, 2x2 over odd shapes where some ranks own no rows, no columns or no part of K; every
-# alpha/beta class (beta 0 with C poisoned, alpha 0, general), padded and absolute leading dimensions,
-# overlap 0 and 1, panel widths that do not divide K, threads per rank; the ScaLAPACK baseline present
-# (its result compared with the verified one on every checked shape), switched off, and built without;
-# planted bugs that the verifier must catch; bad command lines, a grid that does not match the ranks,
-# a rank that runs out of memory: the exit codes, one line, and no hang (every mpirun has a timeout).
+# On 1, 2, 3, 4 and 6 ranks (oversubscribed where the cores are fewer, one thread each): grids 1x1, 2x1,
+# 1x2, 3x1, 2x2, and 2x3 and 3x2, where K's cuts by process rows and by process columns cross, over odd
+# shapes where some ranks own no rows, no columns or no part of K; every alpha/beta class (beta 0 with C
+# poisoned, alpha 0, general), padded and absolute leading dimensions, overlap 0 and 1, panel widths that
+# do not divide K, threads per rank; the ScaLAPACK baseline present (its result compared with the verified
+# one on every checked shape), switched off, and built without; planted bugs that the verifier must catch,
+# blamed on the step alone; bad command lines, a grid that does not match the ranks, a rank that runs out
+# of memory: the exit codes, one line, and no hang (every mpirun has a timeout); make check's build.
 # --param local=gpu: on the GPUs where there are any, and everywhere nvcc is against a stand-in GPU
 # (tests/fake_cuda.c) that runs queued work at unhelpful times, with a planted ordering bug it must catch.
 # Without MPI, the checks are counted as not run.
@@ -32,6 +33,10 @@ MPI_ONLY_CHECK=0; [ "$STANDALONE" -eq 1 ] && [ "${1:-}" = --check ] && MPI_ONLY_
 MPI_SHAPES="1x1x1,2x5x7,7x5x3,5x7x1,31x33x17,64x64x64,127x129x257,255x1x513,300x200x250"
 MPI_SMALL="1x1x1,2x5x7,7x5x3,5x7x1,31x33x17,127x129x257"
 MPI_GRIDS="1:1x1 2:2x1 2:1x2 3:3x1 4:2x2" # ranks:PxQ
+# K is cut Q ways for A's columns and P ways for B's rows. On the grids above the two cuts are the same or
+# one of them is whole, so every edge of one is an edge of the other, and a panel that respects only one
+# of them can pass. On 2x3 and 3x2 they cross (K = 7: edges 4 against 3 and 5): a panel must stop at both.
+MPI_CROSS_GRIDS="6:2x3 6:3x2"
 MPI_TIMEOUT=${MPI_TIMEOUT:-120}             # seconds for one mpirun: a hang fails instead of hanging
 MPI_BIN=build/step23
 MPI_TMP=$(mktemp -d)
@@ -79,6 +84,20 @@ grid_runs() {
         # shellcheck disable=SC2086
         run_shape_set "$run" "$MPI_SMALL" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING --param panel=3
     done
+    cross_grid_runs "$bin" "$shapes" "$@"
+}
+# cross_grid_runs BIN SHAPES [args...]: the grids whose cuts of K cross, two runs each over SHAPES: beta 0
+# (C poisoned) with the default panel, which ends only at block edges, and the general class padded with
+# panel width 7 (it divides no K of the shapes) and overlap 0.
+cross_grid_runs() {
+    local bin=$1 shapes=$2 g np grid run; shift 2
+    for g in $MPI_CROSS_GRIDS; do
+        np=${g%%:*} grid=${g#*:}
+        run=$(launcher "np$np-grid$grid" "$np" "$bin" --param "grid=$grid" "$@")
+        run_shape_set "$run" "$shapes" 1 0
+        # shellcheck disable=SC2086
+        run_shape_set "$run" "$shapes" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0
+    done
 }
 
 # expect_exit WANT LABEL COMMAND...: COMMAND exits WANT (not 124: no hang) with exactly one "error:" line
@@ -98,7 +117,8 @@ expect_exit() {
 # ---- the shape set on every grid (the baseline timed and compared on every checked shape)
 t0=$SECONDS p0=$PASSED f0=$FAILED
 grid_runs "$MPI_BIN" "$MPI_SHAPES"
-[ -z "$DRY" ] && echo "  grids 1x1 2x1 1x2 3x1 2x2: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+[ -z "$DRY" ] && echo "  grids$(for g in $MPI_GRIDS $MPI_CROSS_GRIDS; do printf ' %s' "${g#*:}"; done):" \
+    "$((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
 
 if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
     section "one timed shape: 1024^3 on 4 ranks"
@@ -115,6 +135,15 @@ if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]
     exit
+fi
+
+# ---- make check STEP=23 builds what its checks run, from a clean tree too: asked (make -n) to build into an
+# empty directory, it must build build/test_dist as well as the step.
+clean=$MPI_TMP/clean-build
+if make -n --no-print-directory check STEP=23 BUILD="$clean" 2>&1 | grep -qE -- "-o $clean/test_dist( |\$)"; then
+    pass "make check STEP=23 from a clean tree builds the test programs that its checks run (build/test_dist)"
+else
+    fail "make check STEP=23 from a clean tree does not build build/test_dist, which tests/mpi.sh --check runs first"
 fi
 
 # ---- threads per rank, absolute leading dimensions, the process the job starts without mpirun
@@ -307,6 +336,7 @@ MPI_MUT=build/mutants
 build_mpi_mutant() {
     local name=$1 subst=$2 mpicc cflags objs libs
     mkdir -p "$MPI_MUT"
+    rm -f "$MPI_MUT/$name" # (an older run's: not this one's mutant)
     perl -0pe "$subst" steps/23_distributed/kernel.c >"$MPI_MUT/$name.c"
     if cmp -s "$MPI_MUT/$name.c" steps/23_distributed/kernel.c; then
         fail "mutant $name: the substitution no longer matches steps/23_distributed/kernel.c (update the test)"; return 1
@@ -321,9 +351,10 @@ build_mpi_mutant() {
         fail "mutant $name does not build: $(grep -m1 error "$MPI_MUT/$name.log")"; return 1
     fi
 }
-# expect_mpi_caught NAME WHAT: the mutant on every grid at every alpha/beta class (small shapes).
-expect_mpi_caught() { expect_caught "$2" grid_runs "$MPI_MUT/$1" "$MPI_SMALL"; }
-if [ -n "$DRY" ]; then not_run 3 "$DRY"
+# expect_mpi_caught NAME WHAT: the mutant on every grid of MPI_GRIDS at every alpha/beta class (small shapes);
+# the grids whose cuts cross are for the mutant that needs them (4., below).
+expect_mpi_caught() { MPI_CROSS_GRIDS="" expect_caught "$2" grid_runs "$MPI_MUT/$1" "$MPI_SMALL"; }
+if [ -n "$DRY" ]; then not_run 5 "$DRY"
 else
     # 1. The last panel of K never computed: the loop ends as soon as the last broadcast has arrived.
     build_mpi_mutant dropped_last_panel \
@@ -335,6 +366,31 @@ else
     # 3. With overlap, the update reads the buffers that the next panel is arriving in.
     build_mpi_mutant wrong_buffer 's/update\(L, now, alpha/update(L, next, alpha/' &&
         expect_mpi_caught wrong_buffer "the overlapped loop computing with the panel in flight"
+    # 4. Panels that stop only at the edges of the finer of K's two cuts (B's rows where P >= Q, else A's
+    #    columns), as if the coarser cut's edges were among them: so they are where one cut is whole or
+    #    both are the same (every grid of MPI_GRIDS: this mutant passes them all), not on 2x3 and 3x2, where
+    #    a panel then runs past the end of its owner's block of the coarser cut.
+    build_mpi_mutant finer_cut_only \
+        's/min_int\(a\.lo \+ a\.len, b\.lo \+ b\.len\)/(L->g->P >= L->g->Q ? b.lo + b.len : a.lo + a.len)/' &&
+        expect_caught "SUMMA panels that stop only at the finer cut's edges of K (grids 2x3, 3x2)" \
+            cross_grid_runs "$MPI_MUT/finer_cut_only" "$MPI_SMALL"
+    # 5. A step that computes another product is blamed alone: its own FAIL, not the baseline's cross-check
+    #    (PDGEMM's result against the verified one: a failed result is not one).
+    if [ -z "$(make -s --no-print-directory print-HAVE_SCALAPACK)" ]; then
+        not_run 1 "no ScaLAPACK (apt-get install $(make -s --no-print-directory print-SCALAPACK_PKG))"
+    elif [ -x "$MPI_MUT/dropped_last_panel" ]; then
+        "$(launcher np4-blame 4 "$MPI_MUT/dropped_last_panel")" -m 31 -n 33 -k 17 --param panel=5 --reps 1 --warmup 0 \
+            --quiet >/dev/null 2>"$MPI_TMP/err"; rc=$?
+        if [ "$rc" -eq 1 ] && grep -q '^step23: FAIL at 31x33x17 on grid 2x2 .*, the first run:$' "$MPI_TMP/err" &&
+           ! grep -qi 'baseline\|PDGEMM' "$MPI_TMP/err"; then
+            pass "a step that computes another product: only its own FAIL (the baseline is not blamed)"
+        else
+            fail "a step that computes another product: want exit 1 and the step's FAIL alone, got exit $rc:" \
+                 "$(grep -i 'FAIL\|baseline' "$MPI_TMP/err" | head -n 2 | tr '\n' ' ')"
+        fi
+    else
+        fail "a step that computes another product: the mutant dropped_last_panel was not built"
+    fi
 fi
 
 # ---- lesson 23's GPU chart from the committed data (without gnuplot the script says so and exits 0)
