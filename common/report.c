@@ -61,6 +61,16 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/** The CSV row of @p r (after the header line if @p header), with the norm-wise figure @p err as text, into
+ *  @p buf of @p size bytes; returns, as snprintf does, the length the whole line needs. */
+static int format_csv(char *buf, size_t size, const struct row *r, int header, const char *err)
+{
+    return snprintf(buf, size, "%s%s%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%s,%s,%s\n",
+                    header ? REPORT_CSV_HEADER : "", header ? "\n" : "", r->step, r->name, r->precision, r->device,
+                    r->m, r->n, r->k, r->ms_median, r->ms_min, r->gflops, r->baseline_gflops, r->ratio, err,
+                    r->status, r->baseline);
+}
+
 /* The CSV line of @p r (and the header before it when @p header), malloc'ed; NULL with errno set. */
 static char *csv_line(const struct row *r, int header)
 {
@@ -69,15 +79,10 @@ static char *csv_line(const struct row *r, int header)
         snprintf(err, sizeof err, "nan");
     else
         snprintf(err, sizeof err, "%.3e", r->rel_err);
-    const char *format = "%s%s%02d,%s,%s,%s,%d,%d,%d,%.6f,%.6f,%.3f,%.3f,%.4f,%s,%s,%s\n";
-#define CSV_ARGS header ? REPORT_CSV_HEADER : "", header ? "\n" : "", r->step, r->name, r->precision, \
-                 r->device, r->m, r->n, r->k, r->ms_median, r->ms_min, r->gflops, r->baseline_gflops, r->ratio, \
-                 err, r->status, r->baseline
-    const int len = snprintf(NULL, 0, format, CSV_ARGS);
+    const int len = format_csv(NULL, 0, r, header, err);
     char *line = len < 0 ? NULL : malloc((size_t)len + 1);
     if (line != NULL)
-        snprintf(line, (size_t)len + 1, format, CSV_ARGS);
-#undef CSV_ARGS
+        format_csv(line, (size_t)len + 1, r, header, err);
     return line;
 }
 
