@@ -33,7 +33,7 @@ want() { case " $PARTS " in *" $1 "*) return 0 ;; *) SKIPPED_PARTS="${SKIPPED_PA
 want unit && {
 section "unit tests of common/ (and of step 14's plans, where there is nvcc)"
 UNIT_TESTS="build/test_verify build/test_cli build/test_reference"
-have_nvcc && UNIT_TESTS="$UNIT_TESTS build/test_plan14 build/test_schedule31"
+have_nvcc && UNIT_TESTS="$UNIT_TESTS build/test_plan14 build/test_schedule31 build/test_fragments"
 for t in $UNIT_TESTS; do
     out=$("$t" 2>&1); rc=$?
     summary=$(printf '%s\n' "$out" | tail -n 1)

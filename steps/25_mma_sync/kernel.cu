@@ -82,14 +82,14 @@ template <int WARPS> struct tiles {
  * reads then lie in 8 different groups of banks. ---- */
 
 /** Element offset in As of chunk @p c (rows 8c..8c+7 of A) of slice column @p k. */
-__device__ int as_offset(int k, int c) { return k * BM + (c ^ (k % SWIZZLE)) * VEC; }
+__host__ __device__ int as_offset(int k, int c) { return k * BM + (c ^ (k % SWIZZLE)) * VEC; }
 /** Element offset in Bs of chunk @p c (k = 8c..8c+7) of column @p j. */
-__device__ int bs_offset(int j, int c) { return j * BK + (c ^ (j % SWIZZLE)) * VEC; }
+__host__ __device__ int bs_offset(int j, int c) { return j * BK + (c ^ (j % SWIZZLE)) * VEC; }
 
 /** The bfloat16 nearest to @p x (ties to even). */
-__device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+__host__ __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 /** The float equal to @p x (exact). */
-__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__host__ __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
  *  the rest filled with zeros (nothing is read when @p inside is 0). */
@@ -159,51 +159,112 @@ template <int WARPS> struct copier {
     static constexpr int B_PASSES = T::BN / B_STEP;         /**< 8 */
     /* a pass moves whole multiples of 8 columns on, so every pass of a thread has the same swizzle */
     static_assert(A_STEP % SWIZZLE == 0 && B_STEP % SWIZZLE == 0, "passes keep the swizzle");
-    int a_col, a_rows, a_dst; /**< this thread's first column of As, A's rows in its chunk, offset in As */
-    int b_col, b_chunk, b_dst; /**< this thread's first column of Bs, its chunk, offset in Bs */
-    const __nv_bfloat16 *a_src, *b_src; /**< its chunk of slice 0, first pass */
+    int a_col;                  /**< this thread's first column of As */
+    int a_rows;                 /**< A's rows in its chunk (the same in every slice) */
+    int a_dst;                  /**< its chunk's offset in As */
+    int b_col;                  /**< this thread's first column of Bs */
+    int b_chunk;                /**< its chunk of a column of Bs */
+    int b_dst;                  /**< its chunk's offset in the stage */
+    const __nv_bfloat16 *a_src; /**< its chunk of A in slice 0, first pass */
+    const __nv_bfloat16 *b_src; /**< its chunk of B in slice 0, first pass */
 
-    /** This thread's chunks, for the block's tile of C at (@p i0, @p j0). */
-    __device__ copier(const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int i0, int j0)
+    /** One 16-byte copy: where it lands, where it reads, how much of it lies inside the matrix. */
+    struct chunk {
+        int dst;                  /**< element offset in the stage */
+        const __nv_bfloat16 *src; /**< its first element (the matrix itself where nothing is read) */
+        int bytes;                /**< bytes read from src: the rest of the 16 are zeros */
+    };
+
+    /** Thread @p t's chunks (threadIdx.x on the GPU), for the block's tile of C at (@p i0, @p j0). */
+    __host__ __device__ copier(unsigned t, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M,
+                               int i0, int j0)
     {
-        const int a_chunk = threadIdx.x % A_CHUNKS;
-        a_col = threadIdx.x / A_CHUNKS;
+        const int a_chunk = t % A_CHUNKS;
+        a_col = t / A_CHUNKS;
         a_rows = min(max(M - (i0 + a_chunk * VEC), 0), VEC); /* rows of the chunk inside A, in every slice */
         a_dst = as_offset(a_col, a_chunk);
         a_src = A + (i0 + a_chunk * VEC) + (size_t)a_col * lda;
-        b_chunk = threadIdx.x % SWIZZLE;
-        b_col = threadIdx.x / SWIZZLE;
+        b_chunk = t % SWIZZLE;
+        b_col = t / SWIZZLE;
         b_dst = T::AS_SIZE + bs_offset(b_col, b_chunk);
         b_src = B + b_chunk * VEC + (size_t)(j0 + b_col) * ldb;
+    }
+
+    /** This thread's copy of pass @p p of A's part of slice @p s (K from s*BK). */
+    __host__ __device__ chunk a_copy(int s, int p, const __nv_bfloat16 *A, int lda, int K) const
+    {
+        const int k0 = s * BK;
+        const bool inside = a_rows > 0 && k0 + a_col + p * A_STEP < K;
+        chunk c;
+        c.dst = a_dst + p * A_STEP * BM;
+        /* (a chunk wholly outside reads nothing, but its address must still be valid: A itself) */
+        c.src = inside ? a_src + (size_t)(k0 + p * A_STEP) * lda : A;
+        c.bytes = inside ? a_rows * ELEM : 0;
+        return c;
+    }
+
+    /** This thread's copy of pass @p p of B's part of slice @p s, for the block's columns from @p j0. */
+    __host__ __device__ chunk b_copy(int s, int p, const __nv_bfloat16 *B, int ldb, int N, int K, int j0) const
+    {
+        const int k0 = s * BK;
+        const int k_rows = min(max(K - (k0 + b_chunk * VEC), 0), VEC); /* rows of the chunk inside B */
+        const bool inside = k_rows > 0 && j0 + b_col + p * B_STEP < N;
+        chunk c;
+        c.dst = b_dst + p * B_STEP * BK;
+        c.src = inside ? b_src + k0 + (size_t)(p * B_STEP) * ldb : B;
+        c.bytes = inside ? k_rows * ELEM : 0;
+        return c;
     }
 
     /** Issue the copies of slice @p s (K from s*BK) into the stage @p st (As, then Bs); zeros outside. */
     __device__ void issue(__nv_bfloat16 *st, int s, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                           int ldb, int N, int K, int j0) const
     {
-        const int k0 = s * BK;
 #pragma unroll
         for (int p = 0; p < A_PASSES; ++p) {
-            const bool inside = a_rows > 0 && k0 + a_col + p * A_STEP < K;
-            /* (a chunk wholly outside reads nothing, but its address must still be valid: A itself) */
-            const __nv_bfloat16 *src = inside ? a_src + (size_t)(k0 + p * A_STEP) * lda : A;
-            copy16(st + a_dst + p * A_STEP * BM, src, inside ? a_rows * ELEM : 0);
+            const chunk c = a_copy(s, p, A, lda, K);
+            copy16(st + c.dst, c.src, c.bytes);
         }
-        const int k_rows = min(max(K - (k0 + b_chunk * VEC), 0), VEC); /* rows of the chunk inside B */
 #pragma unroll
         for (int p = 0; p < B_PASSES; ++p) {
-            const bool inside = k_rows > 0 && j0 + b_col + p * B_STEP < N;
-            const __nv_bfloat16 *src = inside ? b_src + k0 + (size_t)(p * B_STEP) * ldb : B;
-            copy16(st + b_dst + p * B_STEP * BK, src, inside ? k_rows * ELEM : 0);
+            const chunk c = b_copy(s, p, B, ldb, N, K, j0);
+            copy16(st + c.dst, c.src, c.bytes);
         }
     }
 };
 
 /** A warp's fragments of one k-step: WM 16x16 pieces of A, WN 16x16 pieces of B (two 16x8 each). */
 struct fragments {
-    unsigned a[WM][4];
-    unsigned b[WN][4];
+    unsigned a[WM][4]; /**< piece a of A: a[0..3] of mma_16816 */
+    unsigned b[WN][4]; /**< piece b of B: b[0], b[1] of its first 16x8 piece, then of its second */
 };
+
+/**
+ * Element offset in As of the row that lane @p lane gives ldmatrix_x4_trans for piece @p a of A (16 rows
+ * further per piece) in k-step @p kk of the warp tile at row @p wi. The lane gives row lane % 8 of tile
+ * lane / 8; tiles 0..3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15)
+ * of a 16x16 piece: a[0..3] of mma_16816. A tile's 8 addresses are 8 consecutive k (rows of As), and
+ * .trans turns them into k-pairs.
+ */
+__host__ __device__ int a_fragment_offset(int lane, int kk, int wi, int a)
+{
+    const int tile = lane / 8, row = lane % 8;
+    const int a_k = kk * MMA_K + (tile / 2) * 8 + row, a_chunk = (wi + (tile % 2) * 8) / VEC;
+    return as_offset(a_k, a_chunk + a * (MMA_M / VEC)); /* piece a: 16 rows further, two chunks on */
+}
+
+/**
+ * Element offset in Bs of the row that lane @p lane gives ldmatrix_x4 for piece @p b of B (16 columns
+ * further per piece) in k-step @p kk of the warp tile at column @p wj. Tiles 0..3 = (k 0-7, n 0-7),
+ * (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] of the first 16x8 piece, then of the
+ * second. A tile's 8 addresses are 8 consecutive columns j.
+ */
+__host__ __device__ int b_fragment_offset(int lane, int kk, int wj, int b)
+{
+    const int tile = lane / 8, row = lane % 8;
+    const int b_j = wj + (tile / 2) * 8 + row, b_chunk = (kk * MMA_K + (tile % 2) * 8) / VEC;
+    return bs_offset(b_j + b * MMA_M, b_chunk); /* piece b: the same row mod 8, the same swizzle */
+}
 
 /** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
 template <int WARPS>
@@ -211,21 +272,17 @@ __device__ void load_fragments(fragments &f, const __nv_bfloat16 *as, int kk, in
 {
     const __nv_bfloat16 *bs = as + tiles<WARPS>::AS_SIZE;
     const int lane = threadIdx.x % WARP;
-    const int tile = lane / 8, row = lane % 8; /* this lane gives the address of row `row` of tile `tile` */
-    /* A: tiles 0..3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15) of
-     * a 16x16 piece: a[0..3] of mma_16816. A tile's 8 addresses are 8 consecutive k (rows of As), and
-     * .trans turns them into k-pairs. */
-    const int a_k = kk * MMA_K + (tile / 2) * 8 + row, a_chunk = (wi + (tile % 2) * 8) / VEC;
-    /* B: tiles 0..3 = (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] of
-     * the first 16x8 piece, then of the second. A tile's 8 addresses are 8 consecutive columns j. */
-    const int b_j = wj + (tile / 2) * 8 + row, b_chunk = (kk * MMA_K + (tile % 2) * 8) / VEC;
 #pragma unroll
-    for (int a = 0; a < WM; ++a) /* piece a: 16 rows further, two chunks on */
-        ldmatrix_x4_trans(f.a[a], as + as_offset(a_k, a_chunk + a * (MMA_M / VEC)));
+    for (int a = 0; a < WM; ++a)
+        ldmatrix_x4_trans(f.a[a], as + a_fragment_offset(lane, kk, wi, a));
 #pragma unroll
-    for (int b = 0; b < WN; ++b) /* piece b: 16 columns further (the same row mod 8, the same swizzle) */
-        ldmatrix_x4(f.b[b], bs + bs_offset(b_j + b * MMA_M, b_chunk));
+    for (int b = 0; b < WN; ++b)
+        ldmatrix_x4(f.b[b], bs + b_fragment_offset(lane, kk, wj, b));
 }
+
+/** The two registers of @p f that hold the 16x8 piece @p n of B (columns 8n..8n+7 of the warp tile): b[0],
+ *  b[1] of 16-column piece n / 2 for even n, its b[2], b[3] for odd n. */
+__host__ __device__ const unsigned *b_piece(const fragments &f, int n) { return &f.b[n / 2][(n % 2) * 2]; }
 
 /** acc += the product of one k-step's fragments: WM x 2WN mma.sync. */
 __device__ void multiply(float acc[WM][2 * WN][4], const fragments &f)
@@ -233,12 +290,12 @@ __device__ void multiply(float acc[WM][2 * WN][4], const fragments &f)
 #pragma unroll
     for (int a = 0; a < WM; ++a)
 #pragma unroll
-        for (int n = 0; n < 2 * WN; ++n) /* the 16x8 piece n: columns 8n..8n+7 of the warp tile */
-            mma_16816(acc[a][n], f.a[a], &f.b[n / 2][(n % 2) * 2]);
+        for (int n = 0; n < 2 * WN; ++n)
+            mma_16816(acc[a][n], f.a[a], b_piece(f, n));
 }
 
 /** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
-__device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
+__host__ __device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
 {
     if (i < M && j < N) {
         __nv_bfloat16 *c = C + i + (size_t)j * ldc;
@@ -249,23 +306,30 @@ __device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, fl
     }
 }
 
+/** The row in the warp tile of accumulator @p e of the pieces of A's row @p a in lane @p lane: mma_16816's
+ *  d[e] lies in row g = lane / 4, 8 further for e = 2, 3. (e >> 1 and e & 1, not e / 2 and e % 2: the
+ *  compiler then folds the epilogue as well as it did with the expressions written out.) */
+__host__ __device__ int acc_row(int lane, int a, int e) { return a * MMA_M + lane / 4 + (e >> 1) * 8; }
+/** The column in the warp tile of accumulator @p e of the 16x8 piece @p n in lane @p lane: mma_16816's d[e]
+ *  lies in column 2t with t = lane % 4, 1 further for e = 1, 3. */
+__host__ __device__ int acc_col(int lane, int n, int e) { return n * MMA_N + 2 * (lane % 4) + (e & 1); }
+
 /** Epilogue: each lane writes its own accumulators (layout of mma_16816's d). */
 __device__ void store_tile(const float acc[WM][2 * WN][4], __nv_bfloat16 *C, int ldc, int M, int N, int ci, int cj,
                            float alpha, float beta)
 {
-    const int lane = threadIdx.x % WARP, g = lane / 4, t = lane % 4;
+    const int lane = threadIdx.x % WARP;
 #pragma unroll
     for (int a = 0; a < WM; ++a)
 #pragma unroll
         for (int n = 0; n < 2 * WN; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) /* d[e]: row g (+8 for e >= 2), column 2t (+1 for odd e) */
-                update(C, ldc, M, N, ci + a * MMA_M + g + (e / 2) * 8, cj + n * MMA_N + 2 * t + e % 2, alpha,
-                       beta, acc[a][n][e]);
+            for (int e = 0; e < 4; ++e)
+                update(C, ldc, M, N, ci + acc_row(lane, a, e), cj + acc_col(lane, n, e), alpha, beta, acc[a][n][e]);
 }
 
 /** Tiles of size t along n elements (the last one partial). */
-__device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
+__host__ __device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
 
 /** One block: a BM x BN tile of C = alpha * A * B + beta * C, K slice by slice. */
 template <int WARPS>
@@ -284,7 +348,7 @@ mma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, cons
     const int wj = (warp / WARPS_M) * WN * MMA_M;
 
     float acc[WM][2 * WN][4] = {};
-    const copier<WARPS> cp(A, lda, B, ldb, M, i0, j0);
+    const copier<WARPS> cp(threadIdx.x, A, lda, B, ldb, M, i0, j0);
     const int slices = tiles_along(K, BK);
     fragments f[2]; /* k-step kk's in f[kk % 2] while the next k-step's load into the other */
     for (int s = 0; s < slices; ++s) {
