@@ -319,8 +319,9 @@ tests: $(BUILD)/test_schedule31
 $(OBJ)/tests/test_schedule31.o: GENCODE = $(HOPPER_GENCODE)
 $(BUILD)/test_schedule31: $(OBJ)/tests/test_schedule31.o $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)
-# Steps 25 and 26's copies, ldmatrix, mma.sync and epilogue, emulated on the host with the kernels' own
-# index functions (step 26's kernel file, and step 25's, compiled as the steps are; run without a GPU).
+# Steps 25, 26 and 27's copies, ldmatrix, mma.sync and epilogue, and step 27's mbarriers, emulated on the
+# host with the kernels' own index functions (step 26's kernel file, and step 25's and 27's, compiled as the
+# steps are; run without a GPU).
 tests: $(BUILD)/test_fragments
 $(BUILD)/test_fragments: $(OBJ)/tests/test_fragments.o $(HOST_OBJ) $(GPU_OBJ)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)

@@ -1,8 +1,9 @@
 /**
  * @file
- * @brief Steps 25 and 26's index mathematics, emulated on the host: the cp.async copies into the swizzled
- * stages, ldmatrix (.x4, .trans), mma.sync m16n8k16 and the epilogue, with the addresses the kernels'
- * own functions compute, must compose to C = alpha * A * B + beta * C exactly.
+ * @brief Steps 25, 26 and 27's index mathematics, emulated on the host: the cp.async copies into the
+ * swizzled stages, ldmatrix (.x4, .trans), mma.sync m16n8k16 and the epilogue, with the addresses the
+ * kernels' own functions compute, must compose to C = alpha * A * B + beta * C exactly; and step 27's
+ * producer and consumer warps must meet at their mbarriers without a race.
  *
  * No GPU is needed. The instructions are emulated as the PTX ISA defines them:
  *  - cp.async with src-size: the first src-size bytes of the 16 are read, the rest are zeros;
@@ -12,15 +13,46 @@
  *  - mma.m16n8k16 .bf16 (groupID g = lane >> 2, t = lane % 4): a0..a7 (a_i in register i / 2, low half
  *    first) in row g for i = 0, 1, 4, 5 and g + 8 otherwise, column 2t + (i & 1), 8 further for i >= 4;
  *    b0..b3 in row 2t + (i & 1), 8 further for i >= 2, column g; c0..c3 in row g (g + 8 for i >= 2),
- *    column 2t + (i & 1).
+ *    column 2t + (i & 1);
+ *  - mbarrier (step 27): a phase completes at its count-th arrival and the next begins; test_wait.parity
+ *    P passes once the current phase's parity is not P; cp.async.mbarrier.arrive.noinc is one of the
+ *    counted arrivals, made once all of the lane's earlier cp.async have completed.
  * A block's K loop is walked as the kernels walk it (step 25: one stage; step 26: a ring of 2-4 stages),
  * all threads in step between barriers. A copy may land any time between its issue and the wait that
  * covers it, so the ring is checked for races: no fragment is read from a copy not yet waited for and
  * published by a barrier, and no copy goes into a stage that a warp may still read in the same interval
  * between barriers. With small integer inputs every FP32 sum is exact, so C is compared bit for bit.
  *
- * Step 26's kernel file is included whole, and step 25's beside it: their shared functions must agree.
- * main.c is not linked: this file has its own main.
+ * Step 27 (warps 4 and 8, stages 2-4, shift 0-4): its producer warp and consumer warps run as programs
+ * transcribed from produce() and shift_sync_gemm's loop (a change to those loops must be made here too),
+ * with the kernel's own producer<WARPS>::a_copy / b_copy, points, point_of, barrier_of, fragment offsets,
+ * b_piece, acc_row / acc_col, update and tile_of_block. The producer runs as far ahead as the empty
+ * barriers let it, the consumers one operation each in turn behind it; and each warp carries a vector
+ * clock through the barriers' phases (what it knows has completed: the producer's copies, the consumers'
+ * reads), so a read too early or a refill too soon is caught in whichever order the warps run, not only
+ * in the one run:
+ *  1. each fill of a stage copies every element once, A's or B's element or a zero; over all points the
+ *     producer's pieces copy what step 26's copier copies;
+ *  2. every chunk a consumer's ldmatrix reads was copied before the producer's arrive that its wait
+ *     acquired, and the wait ends right after the point the warp needs (after the last point where its
+ *     barrier is shared, points >= shift); each full barrier waited on gets 32 arrivals a slice, the others
+ *     none, each empty barrier warps * 32; no phase is left incomplete; no deadlock;
+ *  3. no stage is refilled before every consumer's last read of it is known done through the empty
+ *     barrier, no read sees a stage being refilled, no copy goes over one that may be in flight;
+ *  4. C bit for bit, and each accumulator exact (the mma, the costly part, for one shift per shape and
+ *     stage count: every shift over the six shapes).
+ * Bugs planted to see the checks bite, each caught (by check): point_of one point early (2: reads before
+ * the arrive, arrivals on a barrier no warp waits for; 3: a refill over copies maybe in flight) or one late
+ * (2: a wait that ends late, the unused barrier); A's copies unswizzled, B's ignoring the chunk's k (1: wrong
+ * places, sources outside B; 4); barrier_of sharing barrier 0 (2: a late wait, deadlock); and in the
+ * transcribed loops: the full arrive before a point's last piece (2: reads before the arrive; 3), the empty
+ * arrive before the last k-step's load (3: reads of a stage being refilled; 4), no empty wait or its parity
+ * flipped (3: refills over copies in flight; 2: deadlock), the consumers' full-wait parity wrong (2:
+ * deadlock), no arrive after the last point (2: deadlock), the empty count one warp short (2: phases left
+ * incomplete; 3: a refill before a warp's last read is known done).
+ *
+ * Step 26's kernel file is included whole, and step 25's and step 27's beside it: their shared functions
+ * must agree. main.c is not linked: this file has its own main.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -41,6 +73,9 @@ namespace s26 {
 }
 namespace s25 {
 #include "../steps/25_mma_sync/kernel.cu"
+}
+namespace s27 { /* (its mbarrier.h is found beside it: a quoted include looks in the including file's folder) */
+#include "../steps/27_shift_sync/kernel.cu"
 }
 using namespace s26;
 
@@ -374,56 +409,103 @@ static void issue_emul(const problem *P, int stage, int s, int i0, int j0, const
 
 /* ---- ldmatrix and mma.sync ---- */
 
-/**
- * ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16 of one warp: @p addr[L] is lane L's address (an element
- * of the ring), r[L][q] what register q of lane L receives. The 16 bytes of each row must have landed from
- * slice @p slice, been waited for and published by a barrier; the 8 rows of a matrix must fall in 8
- * different groups of 4 banks (one wavefront).
- */
-static void ldmatrix_emul(const int addr[WARP], bool trans, unsigned r[WARP][4], int slice, const char *what)
+/** Where one warp's ldmatrix is: described only when a check fails (snprintf at every one would cost more
+ *  than the emulation). */
+struct ldsm_site {
+    const char *where;
+    int slice, kk, warp;
+    bool is_a;
+    int piece;
+};
+
+/** @p at in words, in @p buf. */
+static const char *describe(const ldsm_site &at, char *buf, size_t size)
 {
+    snprintf(buf, size, "%s: slice %d, k-step %d, warp %d, %s piece %d", at.where, at.slice, at.kk, at.warp,
+             at.is_a ? "A" : "B", at.piece);
+    return buf;
+}
+
+/**
+ * The lanes' addresses of one ldmatrix.x4 (elements of the ring): each 16-byte aligned and inside the
+ * ring, and the 8 rows of each matrix in 8 different groups of 4 banks (one wavefront). Returns 0 when an
+ * address lies outside (nothing can then be read).
+ */
+static int ldmatrix_addresses(const int addr[WARP], const ldsm_site &at)
+{
+    char what[600];
     for (int l = 0; l < WARP; ++l)
         if (addr[l] < 0 || addr[l] % VEC != 0 || addr[l] + VEC > MAX_RING) {
-            miss(&t_ldsm, "%s: lane %d gives element %d (not 16-byte aligned, or outside the ring)", what, l, addr[l]);
-            memset(r, 0, sizeof(unsigned) * WARP * 4);
-            return;
+            miss(&t_ldsm, "%s: lane %d gives element %d (not 16-byte aligned, or outside the ring)",
+                 describe(at, what, sizeof what), l, addr[l]);
+            return 0;
         }
     for (int q = 0; q < 4; ++q) {
         int groups_seen = 0;
         for (int row = 0; row < 8; ++row)
             groups_seen |= 1 << (addr[8 * q + row] * ELEM / CHUNK_BYTES % 8);
         if (groups_seen != 0xff)
-            miss(&t_ldsm, "%s: the 8 rows of matrix %d share banks (lanes %d..%d, bank groups 0x%02x)", what, q, 8 * q,
-                 8 * q + 7, groups_seen);
+            miss(&t_ldsm, "%s: the 8 rows of matrix %d share banks (lanes %d..%d, bank groups 0x%02x)",
+                 describe(at, what, sizeof what), q, 8 * q, 8 * q + 7, groups_seen);
     }
-    for (int l = 0; l < WARP; ++l)
-        for (int e = addr[l]; e < addr[l] + VEC; ++e) {
-            if (sm.pending[e] || sm.landed[e] < 0 || sm.landed[e] >= sm.epoch)
-                miss(&t_race, "%s: lane %d reads element %d %s", what, l, e,
-                     sm.pending[e] ? "before the copy into it was waited for"
-                     : sm.landed[e] < 0 ? "that no copy wrote"
-                                        : "landed in this interval, before a barrier published it");
-            else if (sm.slice[e] != slice)
-                miss(&t_race, "%s: lane %d reads element %d of slice %d, not of slice %d", what, l, e, sm.slice[e],
-                     slice);
-            sm.read[e] = sm.epoch;
-        }
+    return 1;
+}
+
+/** What ldmatrix.x4 (.trans with @p trans) gives from the elements @p v: r[L][q], register q of lane L. */
+static void ldmatrix_gather(const unsigned short *v, const int addr[WARP], bool trans, unsigned r[WARP][4])
+{
     for (int l = 0; l < WARP; ++l)
         for (int q = 0; q < 4; ++q) {
             unsigned short lo, hi;
             if (!trans) { /* row l / 4, elements 2(l % 4), +1 */
-                lo = sm.v[addr[8 * q + l / 4] + 2 * (l % 4)];
-                hi = sm.v[addr[8 * q + l / 4] + 2 * (l % 4) + 1];
+                lo = v[addr[8 * q + l / 4] + 2 * (l % 4)];
+                hi = v[addr[8 * q + l / 4] + 2 * (l % 4) + 1];
             } else { /* the transposed matrix: column l / 4 of rows 2(l % 4), +1 */
-                lo = sm.v[addr[8 * q + 2 * (l % 4)] + l / 4];
-                hi = sm.v[addr[8 * q + 2 * (l % 4) + 1] + l / 4];
+                lo = v[addr[8 * q + 2 * (l % 4)] + l / 4];
+                hi = v[addr[8 * q + 2 * (l % 4) + 1] + l / 4];
             }
             r[l][q] = lo | (unsigned)hi << 16;
         }
 }
 
+/**
+ * ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16 of one warp of step 25 or 26: @p addr[L] is lane L's
+ * address (an element of the ring), r[L][q] what register q of lane L receives. The 16 bytes of each row
+ * must have landed from slice @p slice, been waited for and published by a barrier.
+ */
+static void ldmatrix_emul(const int addr[WARP], bool trans, unsigned r[WARP][4], const ldsm_site &at)
+{
+    const int slice = at.slice;
+    char what[600];
+    if (!ldmatrix_addresses(addr, at)) {
+        memset(r, 0, sizeof(unsigned) * WARP * 4);
+        return;
+    }
+    for (int l = 0; l < WARP; ++l)
+        for (int e = addr[l]; e < addr[l] + VEC; ++e) {
+            if (sm.pending[e] || sm.landed[e] < 0 || sm.landed[e] >= sm.epoch)
+                miss(&t_race, "%s: lane %d reads element %d %s", describe(at, what, sizeof what), l, e,
+                     sm.pending[e] ? "before the copy into it was waited for"
+                     : sm.landed[e] < 0 ? "that no copy wrote"
+                                        : "landed in this interval, before a barrier published it");
+            else if (sm.slice[e] != slice)
+                miss(&t_race, "%s: lane %d reads element %d of slice %d, not of slice %d",
+                     describe(at, what, sizeof what), l, e, sm.slice[e], slice);
+            sm.read[e] = sm.epoch;
+        }
+    ldmatrix_gather(sm.v, addr, trans, r);
+}
+
 /** The half @p h (0: low, the first element) of register @p reg, as a float. */
 static float half_of(unsigned reg, int h) { return value_of((unsigned short)(h ? reg >> 16 : reg & 0xffff)); }
+
+/** The row of a_i (i = 0..7) of lane @p l in m16n8k16's A: groupID g = l >> 2, 8 further for i = 2, 3, 6, 7. */
+static int mma_a_row(int l, int i) { return (l >> 2) + ((i / 2) % 2) * 8; }
+/** The column of a_i of lane @p l: 2t + (i & 1) with t = l % 4, 8 further for i >= 4. */
+static int mma_a_col(int l, int i) { return (l % 4) * 2 + (i & 1) + (i >= 4 ? 8 : 0); }
+/** The row of b_i (i = 0..3) of lane @p l in m16n8k16's B: 2t + (i & 1), 8 further for i >= 2 (its column is
+ *  groupID l >> 2). */
+static int mma_b_row(int l, int i) { return (l % 4) * 2 + (i & 1) + (i >= 2 ? 8 : 0); }
 
 /**
  * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 of one warp: d[L] (lane L's four accumulators) +=
@@ -432,27 +514,12 @@ static float half_of(unsigned reg, int h) { return value_of((unsigned short)(h ?
 static void mma_emul(float *d[WARP], const unsigned *a[WARP], const unsigned *b[WARP])
 {
     float A[16][16], B[16][8];
-    int seen_a[16][16] = {}, seen_b[16][8] = {};
     for (int l = 0; l < WARP; ++l) {
-        const int g = l >> 2, t = l % 4;
-        for (int i = 0; i < 8; ++i) { /* a_i: register i / 2, low half first */
-            const int row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
-            const int col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
-            A[row][col] = half_of(a[l][i / 2], i % 2);
-            seen_a[row][col]++;
-        }
-        for (int i = 0; i < 4; ++i) { /* b_i */
-            const int row = t * 2 + (i & 1) + (i >= 2 ? 8 : 0);
-            B[row][g] = half_of(b[l][i / 2], i % 2);
-            seen_b[row][g]++;
-        }
+        for (int i = 0; i < 8; ++i) /* a_i: register i / 2, low half first */
+            A[mma_a_row(l, i)][mma_a_col(l, i)] = half_of(a[l][i / 2], i % 2);
+        for (int i = 0; i < 4; ++i) /* b_i */
+            B[mma_b_row(l, i)][l >> 2] = half_of(b[l][i / 2], i % 2);
     }
-    for (int r = 0; r < 16; ++r) /* (the layouts themselves: every element from exactly one lane) */
-        for (int c = 0; c < 16; ++c)
-            if (seen_a[r][c] != 1 || (c < 8 && seen_b[r][c] != 1)) {
-                fprintf(stderr, "test_fragments: the emulated mma layout is wrong\n");
-                exit(1);
-            }
     for (int l = 0; l < WARP; ++l) {
         const int g = l >> 2, t = l % 4;
         for (int i = 0; i < 4; ++i) { /* c_i */
@@ -463,6 +530,22 @@ static void mma_emul(float *d[WARP], const unsigned *a[WARP], const unsigned *b[
             d[l][i] += s;
         }
     }
+}
+
+/** The layouts themselves (mma_a_row ... mma_b_row): every element of A and B from exactly one lane. */
+static void check_mma_layout()
+{
+    int seen_a[16][16] = {}, seen_b[16][8] = {}, ok = 1;
+    for (int l = 0; l < WARP; ++l) {
+        for (int i = 0; i < 8; ++i)
+            seen_a[mma_a_row(l, i)][mma_a_col(l, i)]++;
+        for (int i = 0; i < 4; ++i)
+            seen_b[mma_b_row(l, i)][l >> 2]++;
+    }
+    for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c)
+            ok &= seen_a[r][c] == 1 && (c >= 8 || seen_b[r][c] == 1);
+    expect(ok, "the emulated mma.m16n8k16 layouts: every element of A and of B from exactly one lane");
 }
 
 /* ---- one block, as the kernels walk it ---- */
@@ -480,43 +563,97 @@ static void load_fragments_emul(int buf, int stage, int kk, int s, const char *w
         const int as = stage, bs = stage + tiles<WARPS>::AS_SIZE;
         int addr[WARP];
         unsigned r[WARP][4];
-        char what[300];
         for (int a = 0; a < WM; ++a) {
             for (int l = 0; l < WARP; ++l)
                 addr[l] = as + a_fragment_offset(l, kk, wi, a);
-            snprintf(what, sizeof what, "%s: slice %d, k-step %d, warp %d, A piece %d", where, s, kk, w, a);
-            ldmatrix_emul(addr, true, r, s, what);
+            ldmatrix_emul(addr, true, r, {where, s, kk, w, true, a});
             for (int l = 0; l < WARP; ++l)
                 memcpy(frag[w * WARP + l][buf].a[a], r[l], sizeof r[l]);
         }
         for (int b = 0; b < WN; ++b) {
             for (int l = 0; l < WARP; ++l)
                 addr[l] = bs + b_fragment_offset(l, kk, wj, b);
-            snprintf(what, sizeof what, "%s: slice %d, k-step %d, warp %d, B piece %d", where, s, kk, w, b);
-            ldmatrix_emul(addr, false, r, s, what);
+            ldmatrix_emul(addr, false, r, {where, s, kk, w, false, b});
             for (int l = 0; l < WARP; ++l)
                 memcpy(frag[w * WARP + l][buf].b[b], r[l], sizeof r[l]);
         }
     }
 }
 
-/** multiply() of every warp, with fragments @p buf: the pieces paired as the kernels pair them. */
+/**
+ * multiply() of warp @p w, with its fragments @p buf of @p frags (step 26's or step 27's type: b_piece is
+ * the kernel's own, found by the argument's type): the pieces paired as the kernels pair them.
+ */
+template <class F>
+static void multiply_warp(F (*frags)[2], int w, int buf)
+{
+    for (int a = 0; a < WM; ++a)
+        for (int n = 0; n < 2 * WN; ++n) {
+            float *d[WARP];
+            const unsigned *fa[WARP], *fb[WARP];
+            for (int l = 0; l < WARP; ++l) {
+                const F &f = frags[w * WARP + l][buf];
+                d[l] = acc[w * WARP + l][a][n];
+                fa[l] = f.a[a];
+                fb[l] = b_piece(f, n); /* as multiply(): mma_16816(acc[a][n], f.a[a], b_piece(f, n)) */
+            }
+            mma_emul(d, fa, fb);
+        }
+}
+
+/** multiply() of every warp, with fragments @p buf. */
 template <int WARPS>
 static void multiply_emul(int buf)
 {
     for (int w = 0; w < WARPS; ++w)
-        for (int a = 0; a < WM; ++a)
-            for (int n = 0; n < 2 * WN; ++n) {
-                float *d[WARP];
-                const unsigned *fa[WARP], *fb[WARP];
-                for (int l = 0; l < WARP; ++l) {
-                    const fragments &f = frag[w * WARP + l][buf];
-                    d[l] = acc[w * WARP + l][a][n];
-                    fa[l] = f.a[a];
-                    fb[l] = b_piece(f, n); /* as multiply(): mma_16816(acc[a][n], f.a[a], b_piece(f, n)) */
-                }
-                mma_emul(d, fa, fb);
-            }
+        multiply_warp(frag, w, buf);
+}
+
+/** The kernel's functions that place the accumulators in C (step 26's or step 27's). */
+struct epilogue_fns {
+    int (*row)(int lane, int a, int e); /* acc_row */
+    int (*col)(int lane, int n, int e); /* acc_col */
+    void (*update)(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v);
+};
+static const epilogue_fns kernel26 = {acc_row, acc_col, update};
+
+/**
+ * The epilogue of a block of @p warps warps (store_tile of each) with the tile of C at (@p i0, @p j0), @p bn
+ * columns wide: every accumulator against the exact sum of its element, written into C with @p fn.
+ */
+static void epilogue_emul(problem *P, int warps, int bn, int i0, int j0, const epilogue_fns &fn, const char *where)
+{
+    static int held[BM][tiles<8>::BN];
+    memset(held, 0, sizeof held);
+    for (int w = 0; w < warps; ++w) {
+        const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M;
+        for (int l = 0; l < WARP; ++l)
+            for (int a = 0; a < WM; ++a)
+                for (int n = 0; n < 2 * WN; ++n)
+                    for (int e = 0; e < 4; ++e) {
+                        const int ti = wi + fn.row(l, a, e), tj = wj + fn.col(l, n, e); /* in the block tile */
+                        const int i = i0 + ti, j = j0 + tj;
+                        const float v = acc[w * WARP + l][a][n][e];
+                        if (ti < 0 || ti >= BM || tj < 0 || tj >= bn) {
+                            miss(&t_acc, "%s: warp %d, lane %d, acc[%d][%d][%d] maps to (%d, %d), outside the %dx%d "
+                                 "block tile", where, w, l, a, n, e, ti, tj, BM, bn);
+                            continue;
+                        }
+                        held[ti][tj]++;
+                        const float want = i < P->M && j < P->N ? P->S[i + (size_t)j * P->M] : 0.0f;
+                        if (v != want)
+                            miss(&t_acc, "%s: warp %d, lane %d, acc[%d][%d][%d] (C(%d, %d)) = %g, not %g", where, w, l,
+                                 a, n, e, i, j, v, want);
+                        if (i < P->M && j < P->N)
+                            P->written[i + (size_t)j * P->M]++;
+                        fn.update(P->C, P->ldc, P->M, P->N, i, j, P->alpha, P->beta, v);
+                    }
+    }
+    for (int ti = 0; ti < BM; ++ti)
+        for (int tj = 0; tj < bn; ++tj)
+            if (held[ti][tj] != 1)
+                miss(&t_acc, "%s: element (%d, %d) of the block tile is held by %d accumulators, not 1", where, ti, tj,
+                     held[ti][tj]);
 }
 
 /**
@@ -579,38 +716,29 @@ static void run_block(problem *P, int stages, int i0, int j0, const char *where)
     if (sm.ncopies != 0)
         miss(&t_race, "%s: %d copies still in flight when the block ends", where, sm.ncopies);
 
-    /* the epilogue: store_tile of every warp */
-    static int held[BM][tiles<8>::BN];
-    memset(held, 0, sizeof held);
-    for (int w = 0; w < WARPS; ++w) {
-        const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M;
-        for (int l = 0; l < WARP; ++l)
-            for (int a = 0; a < WM; ++a)
-                for (int n = 0; n < 2 * WN; ++n)
-                    for (int e = 0; e < 4; ++e) {
-                        const int ti = wi + acc_row(l, a, e), tj = wj + acc_col(l, n, e); /* in the block tile */
-                        const int i = i0 + ti, j = j0 + tj;
-                        const float v = acc[w * WARP + l][a][n][e];
-                        if (ti < 0 || ti >= BM || tj < 0 || tj >= T::BN) {
-                            miss(&t_acc, "%s: warp %d, lane %d, acc[%d][%d][%d] maps to (%d, %d), outside the %dx%d "
-                                 "block tile", where, w, l, a, n, e, ti, tj, BM, T::BN);
-                            continue;
-                        }
-                        held[ti][tj]++;
-                        const float want = i < P->M && j < P->N ? P->S[i + (size_t)j * P->M] : 0.0f;
-                        if (v != want)
-                            miss(&t_acc, "%s: warp %d, lane %d, acc[%d][%d][%d] (C(%d, %d)) = %g, not %g", where, w, l,
-                                 a, n, e, i, j, v, want);
-                        if (i < P->M && j < P->N)
-                            P->written[i + (size_t)j * P->M]++;
-                        update(P->C, P->ldc, P->M, P->N, i, j, P->alpha, P->beta, v);
-                    }
-    }
-    for (int ti = 0; ti < BM; ++ti)
-        for (int tj = 0; tj < T::BN; ++tj)
-            if (held[ti][tj] != 1)
-                miss(&t_acc, "%s: element (%d, %d) of the block tile is held by %d accumulators, not 1", where, ti, tj,
-                     held[ti][tj]);
+    epilogue_emul(P, WARPS, T::BN, i0, j0, kernel26, where);
+}
+
+/** C against alpha * S + beta * C0 (update()'s arithmetic on the exact sums), each element written once,
+ *  the padding past M untouched. */
+static void check_c(const problem *P)
+{
+    for (int j = 0; j < P->N; ++j)
+        for (int i = 0; i < P->ldc; ++i) {
+            const unsigned short got = bits_of(P->C[i + (size_t)j * P->ldc]);
+            if (i >= P->M) {
+                if (got != PAD_BITS)
+                    miss(&t_c, "C(%d, %d), in the padding past M, was written", i, j);
+                continue;
+            }
+            float r = P->alpha * P->S[i + (size_t)j * P->M]; /* update()'s arithmetic, on the exact sum */
+            if (P->beta != 0.0f)
+                r += P->beta * to_float(P->C0[i + (size_t)j * P->ldc]);
+            const unsigned short want = bits_of(to_bf16(r));
+            const int times = P->written[i + (size_t)j * P->M];
+            if (got != want || times != 1)
+                miss(&t_c, "C(%d, %d) = %g, not %g (written %d times)", i, j, value_of(got), value_of(want), times);
+        }
 }
 
 /**
@@ -639,22 +767,7 @@ static void run_grid(problem *P, int stages, int group)
         snprintf(at, sizeof at, "%s, block %d (tile %d, %d)", where, block, tm, tn);
         run_block<WARPS>(P, stages, tm * BM, tn * T::BN, at);
     }
-    for (int j = 0; j < P->N; ++j)
-        for (int i = 0; i < P->ldc; ++i) {
-            const unsigned short got = bits_of(P->C[i + (size_t)j * P->ldc]);
-            if (i >= P->M) {
-                if (got != PAD_BITS)
-                    miss(&t_c, "C(%d, %d), in the padding past M, was written", i, j);
-                continue;
-            }
-            float r = P->alpha * P->S[i + (size_t)j * P->M]; /* update()'s arithmetic, on the exact sum */
-            if (P->beta != 0.0f)
-                r += P->beta * to_float(P->C0[i + (size_t)j * P->ldc]);
-            const unsigned short want = bits_of(to_bf16(r));
-            const int times = P->written[i + (size_t)j * P->M];
-            if (got != want || times != 1)
-                miss(&t_c, "C(%d, %d) = %g, not %g (written %d times)", i, j, value_of(got), value_of(want), times);
-        }
+    check_c(P);
     verdict(&t_copy, "every stage element copied once, with A's or B's element or a zero; sources aligned and inside",
             where);
     verdict(&t_ldsm, "ldmatrix addresses aligned, inside the ring, each matrix's 8 rows in 8 bank groups", where);
@@ -662,6 +775,685 @@ static void run_grid(problem *P, int stages, int group)
             "into a stage a warp may still read", where);
     verdict(&t_acc, "each accumulator holds its element's exact sum; the block tile covered once", where);
     verdict(&t_c, "C = alpha*A*B + beta*C bit for bit, every element written once, the padding untouched", where);
+}
+
+/* ---- step 27: one producer warp and consumer warps that meet at mbarriers ---- */
+
+/** Whether two of the kernels' constants agree (as ints: their enums differ). */
+static constexpr bool same(int a, int b) { return a == b; }
+static_assert(same(s27::WARP, WARP) && same(s27::BM, BM) && same(s27::BK, BK) && same(s27::VEC, VEC) &&
+                  same(s27::ELEM, ELEM) && same(s27::CHUNK_BYTES, CHUNK_BYTES) && same(s27::WARPS_M, WARPS_M) &&
+                  same(s27::WM, WM) && same(s27::WN, WN) && same(s27::MMA_M, MMA_M) &&
+                  same(s27::KSTEPS, KSTEPS) && same(s27::MIN_STAGES, MIN_STAGES) &&
+                  same(s27::MAX_STAGES, MAX_STAGES) && same(s27::tiles<4>::STAGE, tiles<4>::STAGE) &&
+                  same(s27::tiles<8>::STAGE, tiles<8>::STAGE) && same(s27::tiles<8>::AS_SIZE, tiles<8>::AS_SIZE),
+              "step 27's tiles are step 26's: the ring, the mma and the epilogue here serve both");
+
+static constexpr int CONSUMERS_MAX = 8;                 /* consumer warps of a block, at most */
+static constexpr int MAX_SLICES = 8;                    /* slices of K a block's emulation takes (K <= 512) */
+static constexpr int MAX_OPS = 16 * MAX_SLICES + 4;     /* operations of one warp's program */
+static constexpr int CLOCKS = 1 + CONSUMERS_MAX;        /* vector clocks: [0] the producer's copies, [1 + w] warp w's */
+static constexpr int FULLS = s27::MAX_POINTS;           /* full barriers per stage */
+static constexpr int RING_CHUNKS = (int)MAX_RING / VEC; /* 16-byte chunks of the ring */
+
+static tally t_shift, t_ring, t_bars;
+
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/** A piece of a slice: A's half or B's part, 16 passes of the producer's 32 lanes. */
+struct piece {
+    bool is_a;
+    int index; /* the half (A) or the part (B) */
+};
+
+/** The pieces of arrival point @p p, in produce()'s order: A's half p for p = 0, 1; then B's part 0 at
+ *  point 0, part p - 1 from point 2 on. Returns how many (1 or 2). */
+static int pieces_of_point(int p, piece out[2])
+{
+    int n = 0;
+    if (p == 0 || p == 1)
+        out[n++] = {true, p};
+    if (p != 1)
+        out[n++] = {false, p == 0 ? 0 : p - 1};
+    return n;
+}
+
+/** Lane @p lane's copy in pass @p pass of piece @p pc of slice @p s, for the block tile at (@p i0, @p j0). */
+template <int WARPS>
+static typename s27::producer<WARPS>::chunk piece_copy(const problem *P, piece pc, int s, int lane, int pass, int i0,
+                                                       int j0)
+{
+    const s27::producer<WARPS> pr(lane);
+    return pc.is_a ? pr.a_copy(pc.index, s, pass, P->A, P->lda, P->M, P->K, i0)
+                   : pr.b_copy(pc.index, s, pass, P->B, P->ldb, P->N, P->K, j0);
+}
+
+/** Checks one of the producer's copies: its source (check_source) and its place, 16-byte aligned inside As
+ *  for A, inside Bs for B. Returns 0 when it lands outside its part of the stage. */
+template <int WARPS>
+static int producer_copy_ok(const problem *P, piece pc, typename s27::producer<WARPS>::chunk c, int lane, int pass,
+                            const char *where)
+{
+    using T = s27::tiles<WARPS>;
+    static const char *const halves[] = {"step 27's A half 0", "step 27's A half 1"};
+    static const char *const parts[] = {"step 27's B part 0", "step 27's B part 1", "step 27's B part 2",
+                                        "step 27's B part 3"};
+    const char *what = pc.index < 0 ? "step 27's piece"
+                       : pc.is_a   ? (pc.index < 2 ? halves[pc.index] : "step 27's A piece")
+                                   : (pc.index < 4 ? parts[pc.index] : "step 27's B piece");
+    if (pc.is_a)
+        check_source(P->A, P->lda, P->M, P->K, c.src, c.bytes, what, lane, pass);
+    else
+        check_source(P->B, P->ldb, P->K, P->N, c.src, c.bytes, what, lane, pass);
+    if (c.dst < 0 || c.dst % VEC != 0 || c.dst + VEC > T::STAGE ||
+        (pc.is_a ? c.dst + VEC > T::AS_SIZE : c.dst < T::AS_SIZE)) {
+        miss(&t_copy, "%s: %s, lane %d, pass %d goes to element %d of the stage (As: 0..%d, Bs: %d..%d, 16-byte "
+             "aligned)", where, what, lane, pass, c.dst, T::AS_SIZE - 1, T::AS_SIZE, T::STAGE - 1);
+        return 0;
+    }
+    return 1;
+}
+
+/**
+ * A stage of step 27 filled with slice @p s: @p v its elements, @p times the copies into each. Each element
+ * must be copied once, with A's or B's element or a zero (a_elem, b_elem), and, where @p theirs is given,
+ * hold what step 26's copier writes there for the same slice.
+ */
+template <int WARPS>
+static void check_fill(const problem *P, const unsigned short *v, const int *times, const unsigned short *theirs,
+                       int i0, int j0, int s, const char *where)
+{
+    using T = s27::tiles<WARPS>;
+    char also[60] = "";
+    for (int k = 0; k < BK; ++k) /* As: row k = the slice's column k, chunk c = rows 8c..8c+7 */
+        for (int c = 0; c < BM / VEC; ++c)
+            for (int r = 0; r < VEC; ++r) {
+                const int e = s27::as_offset(k, c) + r, i = i0 + c * VEC + r, col = s * BK + k; /* A(i, col) */
+                const unsigned short want = a_elem(P, i, col);
+                if (times[e] != 1 || v[e] != want || (theirs && theirs[e] != v[e])) {
+                    if (theirs)
+                        snprintf(also, sizeof also, " (step 26's copier writes %g)", value_of(theirs[e]));
+                    miss(&t_copy, "%s, slice %d: As element %d (A(%d, %d)) copied %d times, holds %g, not %g%s", where,
+                         s, e, i, col, times[e], value_of(v[e]), value_of(want), also);
+                }
+            }
+    for (int j = 0; j < T::BN; ++j) /* Bs: row j = the block's column j, chunk c = k 8c..8c+7 */
+        for (int c = 0; c < BK / VEC; ++c)
+            for (int r = 0; r < VEC; ++r) {
+                const int e = T::AS_SIZE + s27::bs_offset(j, c) + r, row = s * BK + c * VEC + r; /* B(row, j0 + j) */
+                const unsigned short want = b_elem(P, row, j0 + j);
+                if (times[e] != 1 || v[e] != want || (theirs && theirs[e] != v[e])) {
+                    if (theirs)
+                        snprintf(also, sizeof also, " (step 26's copier writes %g)", value_of(theirs[e]));
+                    miss(&t_copy, "%s, slice %d: Bs element %d (B(%d, %d)) copied %d times, holds %g, not %g%s", where,
+                         s, e - T::AS_SIZE, row, j0 + j, times[e], value_of(v[e]), value_of(want), also);
+                }
+            }
+}
+
+/**
+ * The producer's pieces of slice @p s over all arrival points, landed at once in a stage of their own,
+ * against step 26's copier's copies of the same slice (every thread of its block) and against A and B.
+ */
+template <int WARPS>
+static void check_producer_slice(const problem *P, int i0, int j0, int s, const char *where)
+{
+    using CP = copier<WARPS>; /* step 26's */
+    static unsigned short v[tiles<8>::STAGE], theirs[tiles<8>::STAGE];
+    static int times[tiles<8>::STAGE];
+    memset(times, 0, sizeof times);
+    for (int p = 0; p < s27::points(WARPS); ++p) {
+        piece pcs[2];
+        const int n = pieces_of_point(p, pcs);
+        for (int u = 0; u < n; ++u)
+            for (int lane = 0; lane < WARP; ++lane)
+                for (int pass = 0; pass < s27::producer<WARPS>::PASSES; ++pass) {
+                    const typename s27::producer<WARPS>::chunk c = piece_copy<WARPS>(P, pcs[u], s, lane, pass, i0, j0);
+                    if (!producer_copy_ok<WARPS>(P, pcs[u], c, lane, pass, where))
+                        continue;
+                    for (int r = 0; r < VEC; ++r) { /* cp.async: the first `bytes` bytes read, the rest zeros */
+                        v[c.dst + r] = r * ELEM < c.bytes ? bits_of(c.src[r]) : 0;
+                        times[c.dst + r]++;
+                    }
+                }
+    }
+    for (int t = 0; t < tiles<WARPS>::THREADS; ++t) {
+        const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
+        for (int pass = 0; pass < CP::A_PASSES + CP::B_PASSES; ++pass) {
+            const bool is_a = pass < CP::A_PASSES;
+            const typename CP::chunk c = is_a ? cp.a_copy(s, pass, P->A, P->lda, P->K)
+                                              : cp.b_copy(s, pass - CP::A_PASSES, P->B, P->ldb, P->N, P->K, j0);
+            for (int r = 0; r < VEC; ++r) /* (its places: checked by check_slice_copies) */
+                theirs[c.dst + r] = r * ELEM < c.bytes ? bits_of(c.src[r]) : 0;
+        }
+    }
+    check_fill<WARPS>(P, v, times, theirs, i0, j0, s, where);
+}
+
+/** Every slice of every block tile of @p P: step 27's producer copies as step 26's copier. */
+template <int WARPS>
+static void check_producer(const problem *P)
+{
+    char where[300];
+    snprintf(where, sizeof where, "step 27, warps=%d, %s", WARPS, P->name);
+    for (int i0 = 0; i0 < P->M; i0 += BM)
+        for (int j0 = 0; j0 < P->N; j0 += s27::tiles<WARPS>::BN)
+            for (int s = 0; s < tiles_along(P->K, BK); ++s) {
+                char at[400];
+                snprintf(at, sizeof at, "%s, tile at (%d, %d)", where, i0, j0);
+                check_producer_slice<WARPS>(P, i0, j0, s, at);
+            }
+    verdict(&t_copy, "the producer's pieces over all arrival points copy each stage element once, as step 26's "
+            "copier does: A's or B's element or a zero; sources aligned and inside", where);
+}
+
+/* The block's warps as programs: each operation is one of the kernel's, all lanes of a warp in step. */
+
+/** An operation of a warp's program. */
+enum op_kind {
+    WAIT_EMPTY,   /* producer: barrier_wait(&empty[stage], parity) */
+    COPY_PIECE,   /* producer: issue_a or issue_b, 16 passes of a cp.async per lane */
+    ARRIVE_FULL,  /* producer: barrier_arrive_after_copies(&full[stage][barrier]) */
+    WAIT_ALL,     /* producer: wait_all_copies() */
+    WAIT_FULL,    /* consumer: barrier_wait(&full[stage][mine], parity) */
+    LOAD,         /* consumer: load_fragments of a k-step into f[buffer] */
+    ARRIVE_EMPTY, /* consumer: barrier_arrive(&empty[stage]) */
+    MULTIPLY      /* consumer: multiply(acc, f[buffer]) */
+};
+
+/** One operation; its stage is slice % STAGES. */
+struct op27 {
+    op_kind kind;
+    int slice;
+    int arg;   /* WAIT_EMPTY, WAIT_FULL: the parity; ARRIVE_FULL: the barrier; LOAD, MULTIPLY: the buffer */
+    int point; /* COPY_PIECE, ARRIVE_FULL: the arrival point; LOAD: the k-step */
+    piece pc;  /* COPY_PIECE: which */
+};
+
+/** A warp's program: its operations in order. An operation's index is its time on the warp's clock. */
+struct program {
+    op27 op[MAX_OPS];
+    int n;
+};
+
+/** Appends @p o to @p prog. */
+static void emit(program *prog, op27 o)
+{
+    if (prog->n == MAX_OPS) {
+        fprintf(stderr, "test_fragments: a program longer than %d operations\n", MAX_OPS);
+        exit(1);
+    }
+    prog->op[prog->n++] = o;
+}
+
+/** The producer warp's program, transcribed from produce(): for each slice, the wait for its stage to be
+ *  emptied (from the ring's second round), the pieces point by point, and an arrive on a full barrier after
+ *  the last point that barrier covers. */
+template <int WARPS>
+static void producer_program(program *prog, int slices, int stages, int shift)
+{
+    const int points = s27::points(WARPS);
+    prog->n = 0;
+    for (int s = 0; s < slices; ++s) {
+        if (s >= stages)
+            emit(prog, {WAIT_EMPTY, s, (s / stages - 1) % 2, 0, {}});
+        for (int p = 0; p < points; ++p) {
+            piece pcs[2];
+            const int n = pieces_of_point(p, pcs);
+            for (int u = 0; u < n; ++u)
+                emit(prog, {COPY_PIECE, s, 0, p, pcs[u]});
+            if (p == points - 1 || s27::barrier_of(p + 1, shift) != s27::barrier_of(p, shift))
+                emit(prog, {ARRIVE_FULL, s, s27::barrier_of(p, shift), p, {}});
+        }
+    }
+    emit(prog, {WAIT_ALL, 0, 0, 0, {}});
+}
+
+/** A consumer warp's program, transcribed from shift_sync_gemm's loop: k-step kk + 1's fragments load while
+ *  k-step kk multiplies; the empty arrive right after the last k-step's load; the next slice's wait and
+ *  first load during the last k-step. */
+static void consumer_program(program *prog, int slices, int stages)
+{
+    prog->n = 0;
+    emit(prog, {WAIT_FULL, 0, 0, 0, {}});
+    emit(prog, {LOAD, 0, 0, 0, {}});
+    for (int s = 0; s < slices; ++s)
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            if (kk + 1 < KSTEPS) {
+                emit(prog, {LOAD, s, (kk + 1) % 2, kk + 1, {}});
+                if (kk + 1 == KSTEPS - 1)
+                    emit(prog, {ARRIVE_EMPTY, s, 0, 0, {}});
+            } else if (s + 1 < slices) {
+                emit(prog, {WAIT_FULL, s + 1, (s + 1) / stages % 2, 0, {}});
+                emit(prog, {LOAD, s + 1, (kk + 1) % 2, 0, {}});
+            }
+            emit(prog, {MULTIPLY, s, kk % 2, 0, {}});
+        }
+}
+
+/**
+ * An mbarrier as the PTX ISA defines it, with what its phases publish: the join of the vector clocks of
+ * the phase's arrivals (a wait that sees the phase complete acquires it), and for a full barrier the
+ * arrival point of the phase's last arrive.
+ */
+struct mbar27 {
+    int count;                  /* arrivals that complete a phase (mbarrier.init) */
+    int pending;                /* arrivals the current phase still waits for */
+    int phases;                 /* phases completed: the current phase has parity phases % 2 */
+    int open[CLOCKS];           /* the current phase's clock so far */
+    int done[CLOCKS];           /* the last completed phase's */
+    int open_point, done_point; /* their latest arrival point (full barriers) */
+};
+
+/** mbarrier.init of @p b with @p count arrivals a phase. */
+static void mbar_init(mbar27 *b, int count)
+{
+    memset(b, 0, sizeof *b);
+    b->count = b->pending = count;
+    b->open_point = b->done_point = -1;
+}
+
+/** @p n threads arrive on @p b, each with clock @p clk, at arrival point @p point: each phase completes at
+ *  its count-th arrival, and the next begins. */
+static void mbar_arrive(mbar27 *b, int n, const int clk[CLOCKS], int point)
+{
+    for (int t = 0; t < n; ++t) {
+        for (int u = 0; u < CLOCKS; ++u)
+            b->open[u] = imax(b->open[u], clk[u]);
+        b->open_point = imax(b->open_point, point);
+        if (--b->pending == 0) {
+            memcpy(b->done, b->open, sizeof b->done);
+            b->done_point = b->open_point;
+            memset(b->open, 0, sizeof b->open);
+            b->open_point = -1;
+            b->phases++, b->pending = b->count;
+        }
+    }
+}
+
+/** mbarrier.test_wait.parity: whether the phase of parity @p parity has completed, i.e. the current phase
+ *  has the other parity; if so, @p clk acquires what the last completed phase published (and @p point its
+ *  arrival point). */
+static bool mbar_wait(const mbar27 *b, int parity, int clk[CLOCKS], int *point)
+{
+    if (b->phases % 2 == parity)
+        return false;
+    for (int u = 0; u < CLOCKS; ++u)
+        clk[u] = imax(clk[u], b->done[u]);
+    *point = b->done_point;
+    return true;
+}
+
+/**
+ * A block of step 27: its ring, barriers and warps (0..warps-1 the consumers, warps the producer). A warp's
+ * clock says what it knows has happened: clock[0] = c, every copy the producer issued before its operation
+ * c has completed; clock[1 + v] = c, consumer warp v's operations before c are done. A copy completes
+ * before the producer's next cp.async.mbarrier.arrive (each lane's copies before its own arrival); the
+ * clocks travel through the barriers' phases.
+ */
+struct block27 {
+    unsigned short v[MAX_RING];                 /* the ring's elements */
+    /* per 16-byte chunk of the ring (copies and ldmatrix rows are whole chunks, checked): */
+    int by_slice[RING_CHUNKS];                  /* the slice of the copy that wrote the chunk last; -1: none */
+    int by_op[RING_CHUNKS];                     /* that copy's operation in the producer's program */
+    int by_point[RING_CHUNKS];                  /* its arrival point */
+    int times[MAX_RING];                        /* copies into the element in the current fill of its stage */
+    int filling[MAX_STAGES];                    /* the slice the producer fills (or filled last) into the stage */
+    int last_read[MAX_STAGES][CONSUMERS_MAX];   /* 1 + a consumer's operation of its last read of the stage */
+    mbar27 full[MAX_STAGES][FULLS], empty[MAX_STAGES];
+    int full_arrivals[MAX_SLICES][FULLS];       /* arrivals on each full barrier for each slice */
+    int empty_arrivals[MAX_SLICES];
+    program producer, consumer;                 /* the programs (every consumer runs the same) */
+    int pc[CONSUMERS_MAX + 1];                  /* each warp's next operation */
+    int clock[CONSUMERS_MAX + 1][CLOCKS];
+    int mine[CONSUMERS_MAX];                    /* each consumer's full barrier */
+    int need[CONSUMERS_MAX][MAX_SLICES];        /* the latest arrival point of what a consumer read of a slice */
+    int acquired[CONSUMERS_MAX][MAX_SLICES];    /* that of the full barrier's phase it waited for */
+};
+
+static block27 blk;
+static s27::fragments frag27[CONSUMERS_MAX * WARP][2];
+
+/** What one block's emulation works on. */
+struct run27 {
+    problem *P;
+    int i0, j0;               /* the block's tile of C */
+    int slices, stages, shift;
+    bool product;             /* the mma.sync and the epilogue too */
+    const char *where;
+};
+
+/** The producer's copies of piece @p o (its operation @p now): the fill of a stage starts once every
+ *  consumer's last read of it is known done, and no copy goes over one that may still be in flight. */
+template <int WARPS>
+static void copy_piece27(const run27 &r, const op27 &o, int now)
+{
+    using T = s27::tiles<WARPS>;
+    const int st = o.slice % r.stages, base = st * T::STAGE;
+    int *clk = blk.clock[WARPS];
+    if (blk.filling[st] != o.slice) { /* a new fill of the stage */
+        if (blk.filling[st] >= 0)
+            check_fill<WARPS>(r.P, blk.v + base, blk.times + base, NULL, r.i0, r.j0, blk.filling[st], r.where);
+        for (int w = 0; w < WARPS; ++w)
+            if (blk.last_read[st][w] > clk[1 + w])
+                miss(&t_ring, "%s: slice %d's copies into stage %d begin before consumer warp %d's last read of it "
+                     "(its operation %d) is known done (the producer knows its operations before %d)", r.where,
+                     o.slice, st, w, blk.last_read[st][w] - 1, clk[1 + w]);
+        blk.filling[st] = o.slice;
+        memset(blk.times + base, 0, sizeof(int) * T::STAGE);
+    }
+    for (int lane = 0; lane < WARP; ++lane)
+        for (int pass = 0; pass < s27::producer<WARPS>::PASSES; ++pass) {
+            const typename s27::producer<WARPS>::chunk c = piece_copy<WARPS>(r.P, o.pc, o.slice, lane, pass, r.i0,
+                                                                             r.j0);
+            if (!producer_copy_ok<WARPS>(r.P, o.pc, c, lane, pass, r.where))
+                continue;
+            const int e = base + c.dst, q = e / VEC; /* its first element; its chunk */
+            if (blk.by_slice[q] >= 0 && blk.by_op[q] >= clk[0])
+                miss(&t_ring, "%s: slice %d's copy into element %d while slice %d's copy there (producer operation %d) "
+                     "may still be in flight", r.where, o.slice, e, blk.by_slice[q], blk.by_op[q]);
+            blk.by_slice[q] = o.slice, blk.by_op[q] = now, blk.by_point[q] = o.point;
+            for (int u = 0; u < VEC; ++u) { /* landed at once: the clocks say when it may be read */
+                blk.v[e + u] = u * ELEM < c.bytes ? bits_of(c.src[u]) : 0;
+                blk.times[e + u]++;
+            }
+        }
+}
+
+/**
+ * ldmatrix of consumer warp at.warp (its operation @p now) from slice at.slice: the addresses as for step 26,
+ * and each row must be that slice's, copied before the producer's arrive that the warp's last wait acquired,
+ * from a stage not yet being refilled.
+ */
+static void ldmatrix27(const run27 &r, int now, const int addr[WARP], bool trans, unsigned regs[WARP][4],
+                       const ldsm_site &at)
+{
+    const int s = at.slice, w = at.warp, st = s % r.stages;
+    char what[600];
+    if (!ldmatrix_addresses(addr, at)) {
+        memset(regs, 0, sizeof(unsigned) * WARP * 4);
+        return;
+    }
+    if (blk.filling[st] > s)
+        miss(&t_ring, "%s: reads stage %d while the producer refills it with slice %d", describe(at, what, sizeof what),
+             st, blk.filling[st]);
+    for (int l = 0; l < WARP; ++l) {
+        const int e = addr[l], q = e / VEC; /* the lane's row: one chunk */
+        if (blk.by_slice[q] > s)
+            miss(&t_ring, "%s: lane %d reads element %d, already overwritten by slice %d",
+                 describe(at, what, sizeof what), l, e, blk.by_slice[q]);
+        else if (blk.by_slice[q] < s)
+            miss(&t_shift, "%s: lane %d reads element %d before slice %d's copy into it was issued (it holds slice "
+                 "%d)", describe(at, what, sizeof what), l, e, s, blk.by_slice[q]);
+        else if (blk.by_op[q] >= blk.clock[w][0])
+            miss(&t_shift, "%s: lane %d reads element %d, copied at point %d (producer operation %d), after the "
+                 "arrive its wait acquired (point %d; operation %d)", describe(at, what, sizeof what), l, e,
+                 blk.by_point[q], blk.by_op[q], blk.acquired[w][s], blk.clock[w][0]);
+        else
+            blk.need[w][s] = imax(blk.need[w][s], blk.by_point[q]);
+    }
+    blk.last_read[st][w] = now + 1;
+    ldmatrix_gather(blk.v, addr, trans, regs);
+}
+
+/** load_fragments<WARPS> of consumer warp @p w (its operation @p now): k-step o.point of slice o.slice. */
+template <int WARPS>
+static void load27(const run27 &r, int w, const op27 &o, int now)
+{
+    const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M; /* as shift_sync_gemm */
+    const int as = o.slice % r.stages * s27::tiles<WARPS>::STAGE, bs = as + s27::tiles<WARPS>::AS_SIZE;
+    const int kk = o.point;
+    int addr[WARP];
+    unsigned regs[WARP][4];
+    for (int a = 0; a < WM; ++a) {
+        for (int l = 0; l < WARP; ++l)
+            addr[l] = as + s27::a_fragment_offset(l, kk, wi, a);
+        ldmatrix27(r, now, addr, true, regs, {r.where, o.slice, kk, w, true, a});
+        for (int l = 0; l < WARP; ++l)
+            memcpy(frag27[w * WARP + l][o.arg].a[a], regs[l], sizeof regs[l]);
+    }
+    for (int b = 0; b < WN; ++b) {
+        for (int l = 0; l < WARP; ++l)
+            addr[l] = bs + s27::b_fragment_offset(l, kk, wj, b);
+        ldmatrix27(r, now, addr, false, regs, {r.where, o.slice, kk, w, false, b});
+        for (int l = 0; l < WARP; ++l)
+            memcpy(frag27[w * WARP + l][o.arg].b[b], regs[l], sizeof regs[l]);
+    }
+}
+
+/** The producer's next operation; returns 0 where it waits. */
+template <int WARPS>
+static int producer_step(const run27 &r)
+{
+    const int now = blk.pc[WARPS];
+    const op27 &o = blk.producer.op[now];
+    const int st = o.slice % r.stages;
+    int *clk = blk.clock[WARPS], rel[CLOCKS], point;
+    switch (o.kind) {
+    case WAIT_EMPTY:
+        if (!mbar_wait(&blk.empty[st], o.arg, clk, &point))
+            return 0;
+        break;
+    case COPY_PIECE:
+        copy_piece27<WARPS>(r, o, now);
+        break;
+    case ARRIVE_FULL: /* each lane's arrival once its earlier copies completed: those before this operation */
+        if (o.arg < 0 || o.arg >= FULLS) {
+            miss(&t_bars, "%s: slice %d: an arrive on full barrier %d, not one of the %d", r.where, o.slice, o.arg,
+                 FULLS);
+            break;
+        }
+        memcpy(rel, clk, sizeof rel);
+        rel[0] = now;
+        mbar_arrive(&blk.full[st][o.arg], WARP, rel, o.point);
+        blk.full_arrivals[o.slice][o.arg] += WARP;
+        break;
+    case WAIT_ALL:
+        clk[0] = now;
+        break;
+    default:
+        fprintf(stderr, "test_fragments: a consumer's operation in the producer's program\n");
+        exit(1);
+    }
+    blk.pc[WARPS]++;
+    return 1;
+}
+
+/** The next operation of consumer warp @p w; returns 0 where it waits. */
+template <int WARPS>
+static int consumer_step(const run27 &r, int w)
+{
+    const int now = blk.pc[w];
+    const op27 &o = blk.consumer.op[now];
+    const int st = o.slice % r.stages;
+    int *clk = blk.clock[w], rel[CLOCKS], point;
+    switch (o.kind) {
+    case WAIT_FULL:
+        if (!mbar_wait(&blk.full[st][blk.mine[w]], o.arg, clk, &point))
+            return 0;
+        blk.acquired[w][o.slice] = point;
+        break;
+    case LOAD:
+        load27<WARPS>(r, w, o, now);
+        break;
+    case ARRIVE_EMPTY: /* release: this warp's operations before this one are done */
+        memcpy(rel, clk, sizeof rel);
+        rel[1 + w] = now;
+        mbar_arrive(&blk.empty[st], WARP, rel, -1);
+        blk.empty_arrivals[o.slice] += WARP;
+        break;
+    case MULTIPLY:
+        if (r.product)
+            multiply_warp(frag27, w, o.arg);
+        break;
+    default:
+        fprintf(stderr, "test_fragments: a producer's operation in a consumer's program\n");
+        exit(1);
+    }
+    blk.pc[w]++;
+    return 1;
+}
+
+/** Empties the block: the ring unwritten, the barriers initialized as the kernel does, the programs built. */
+template <int WARPS>
+static void block27_reset(const run27 &r)
+{
+    const int ring = r.stages * s27::tiles<WARPS>::STAGE;
+    for (int e = 0; e < ring; ++e)
+        blk.v[e] = NAN_BITS, blk.times[e] = 0;
+    for (int q = 0; q < ring / VEC; ++q)
+        blk.by_slice[q] = -1, blk.by_op[q] = -1, blk.by_point[q] = -1;
+    for (int st = 0; st < MAX_STAGES; ++st) {
+        blk.filling[st] = -1;
+        for (int b = 0; b < FULLS; ++b)
+            mbar_init(&blk.full[st][b], WARP); /* each producer lane arrives once a phase */
+        mbar_init(&blk.empty[st], WARPS * WARP); /* each consumer thread, after its last read */
+    }
+    memset(blk.last_read, 0, sizeof blk.last_read);
+    memset(blk.full_arrivals, 0, sizeof blk.full_arrivals);
+    memset(blk.empty_arrivals, 0, sizeof blk.empty_arrivals);
+    memset(blk.pc, 0, sizeof blk.pc);
+    memset(blk.clock, 0, sizeof blk.clock);
+    for (int w = 0; w < WARPS; ++w) {
+        blk.mine[w] = s27::barrier_of(s27::point_of(w), r.shift);
+        for (int s = 0; s < MAX_SLICES; ++s)
+            blk.need[w][s] = blk.acquired[w][s] = -1;
+    }
+    producer_program<WARPS>(&blk.producer, r.slices, r.stages, r.shift);
+    consumer_program(&blk.consumer, r.slices, r.stages);
+}
+
+/** After the block: every full barrier a consumer waits on got 32 arrivals per slice and the others none,
+ *  every empty barrier WARPS * 32; no barrier is left inside a phase. */
+template <int WARPS>
+static void check_arrivals(const run27 &r)
+{
+    for (int s = 0; s < r.slices; ++s) {
+        for (int b = 0; b < FULLS; ++b) {
+            int used = 0;
+            for (int w = 0; w < WARPS; ++w)
+                used |= blk.mine[w] == b;
+            if (blk.full_arrivals[s][b] != (used ? WARP : 0))
+                miss(&t_bars, "%s: slice %d: full barrier %d (%s) gets %d arrivals, not %d", r.where, s, b,
+                     used ? "waited on" : "unused", blk.full_arrivals[s][b], used ? WARP : 0);
+        }
+        if (blk.empty_arrivals[s] != WARPS * WARP)
+            miss(&t_bars, "%s: slice %d: the empty barrier gets %d arrivals, not %d", r.where, s,
+                 blk.empty_arrivals[s], WARPS * WARP);
+    }
+    for (int st = 0; st < MAX_STAGES; ++st) {
+        for (int b = 0; b < FULLS; ++b)
+            if (blk.full[st][b].pending != blk.full[st][b].count)
+                miss(&t_bars, "%s: full barrier %d of stage %d is left inside a phase (%d arrivals missing)", r.where,
+                     b, st, blk.full[st][b].pending);
+        if (blk.empty[st].pending != blk.empty[st].count)
+            miss(&t_bars, "%s: the empty barrier of stage %d is left inside a phase (%d arrivals missing)", r.where, st,
+                 blk.empty[st].pending);
+    }
+}
+
+/** After the block: each consumer's wait released it right after the arrival point it needs (the latest
+ *  point of the copies it read), or after the last point where that point shares the barrier (p >= shift). */
+template <int WARPS>
+static void check_shift(const run27 &r)
+{
+    const int last = s27::points(WARPS) - 1;
+    for (int w = 0; w < WARPS; ++w)
+        for (int s = 0; s < r.slices; ++s) {
+            const int need = blk.need[w][s], want = need < r.shift ? need : last;
+            if (need >= 0 && blk.acquired[w][s] != want)
+                miss(&t_shift, "%s: warp %d, slice %d: reads up to point %d, and its wait ends at the arrive of point "
+                     "%d, not %d", r.where, w, s, need, blk.acquired[w][s], want);
+        }
+}
+
+/**
+ * One block of step 27 with the tile of C at (@p i0, @p j0): the producer runs as far ahead as the empty
+ * barriers let it, the consumers one operation each in turn behind it; then the barriers' counts, the
+ * stages' last fills, and (with @p product) the epilogue with step 27's acc_row, acc_col and update.
+ */
+template <int WARPS>
+static void run_block27(problem *P, int stages, int shift, bool product, int i0, int j0, const char *where)
+{
+    const run27 r = {P, i0, j0, tiles_along(P->K, BK), stages, shift, product, where};
+    if (r.slices > MAX_SLICES) {
+        fprintf(stderr, "test_fragments: K = %d has more than %d slices\n", P->K, MAX_SLICES);
+        exit(1);
+    }
+    for (int w = 0; w < WARPS; ++w)
+        if (s27::barrier_of(s27::point_of(w), shift) < 0 || s27::barrier_of(s27::point_of(w), shift) >= FULLS) {
+            miss(&t_bars, "%s: consumer warp %d waits on full barrier %d, not one of the %d", where, w,
+                 s27::barrier_of(s27::point_of(w), shift), FULLS);
+            return;
+        }
+    block27_reset<WARPS>(r);
+    memset(acc, 0, sizeof acc);
+    for (;;) {
+        int moved = 0, done = blk.pc[WARPS] == blk.producer.n;
+        while (blk.pc[WARPS] < blk.producer.n && producer_step<WARPS>(r))
+            moved = 1;
+        for (int w = 0; w < WARPS; ++w) {
+            if (blk.pc[w] < blk.consumer.n && consumer_step<WARPS>(r, w))
+                moved = 1;
+            done &= blk.pc[w] == blk.consumer.n;
+        }
+        if (done)
+            break;
+        if (!moved) {
+            char at[200];
+            int n = snprintf(at, sizeof at, "producer at operation %d of %d; consumers at", blk.pc[WARPS],
+                             blk.producer.n);
+            for (int w = 0; w < WARPS && n < (int)sizeof at; ++w)
+                n += snprintf(at + n, sizeof at - n, " %d", blk.pc[w]);
+            miss(&t_bars, "%s: every warp waits (%s of %d)", where, at, blk.consumer.n);
+            return;
+        }
+    }
+    for (int st = 0; st < stages; ++st)
+        if (blk.filling[st] >= 0) {
+            const int base = st * s27::tiles<WARPS>::STAGE;
+            check_fill<WARPS>(P, blk.v + base, blk.times + base, NULL, i0, j0, blk.filling[st], where);
+        }
+    check_arrivals<WARPS>(r);
+    check_shift<WARPS>(r);
+    if (product) {
+        static const epilogue_fns kernel27 = {s27::acc_row, s27::acc_col, s27::update};
+        epilogue_emul(P, WARPS, s27::tiles<WARPS>::BN, i0, j0, kernel27, where);
+    }
+}
+
+/** Step 27's grid for a problem, blocks in its tile_of_block order with @p group; with @p product, C
+ *  against the reference too. One verdict per kind of check. */
+template <int WARPS>
+static void run_grid27(problem *P, int stages, int shift, int group, bool product)
+{
+    using T = s27::tiles<WARPS>;
+    char where[300];
+    snprintf(where, sizeof where, "step 27, warps=%d stages=%d shift=%d group=%d, %s", WARPS, stages, shift, group,
+             P->name);
+    memcpy(P->C, P->C0, sizeof(__nv_bfloat16) * P->ldc * P->N);
+    memset(P->written, 0, sizeof(int) * P->M * P->N);
+    const int tiles_m = tiles_along(P->M, BM), tiles_n = tiles_along(P->N, T::BN);
+    for (int block = 0; block < tiles_m * tiles_n; ++block) {
+        int tm, tn;
+        s27::tile_of_block(block, tiles_m, tiles_n, group, &tm, &tn);
+        char at[400];
+        snprintf(at, sizeof at, "%s, block %d (tile %d, %d)", where, block, tm, tn);
+        run_block27<WARPS>(P, stages, shift, product, tm * BM, tn * T::BN, at);
+    }
+    verdict(&t_copy, "each fill of a stage copies each element once: A's or B's element or a zero", where);
+    verdict(&t_ldsm, "ldmatrix addresses aligned, inside the ring, each matrix's 8 rows in 8 bank groups", where);
+    verdict(&t_shift, "every fragment read from its slice, copied before the arrive that its warp's wait acquired; "
+            "each warp's wait ends at the point it needs (the last where its barrier is shared)", where);
+    verdict(&t_ring, "no stage refilled before every consumer's last read of it is published by its empty barrier; "
+            "no read of a stage being refilled; no copy over one in flight", where);
+    verdict(&t_bars, "32 arrivals per slice on each full barrier waited on, none on the others; warps*32 on each "
+            "empty barrier; no phase left incomplete; no deadlock", where);
+    if (product) {
+        check_c(P);
+        verdict(&t_acc, "each accumulator holds its element's exact sum; the block tile covered once", where);
+        verdict(&t_c, "C = alpha*A*B + beta*C bit for bit, every element written once, the padding untouched", where);
+    }
 }
 
 /* ---- the pieces on their own ---- */
@@ -798,6 +1590,55 @@ static void check_step25_functions()
            "26's");
 }
 
+/** Step 27's offsets, fragments' addresses, accumulator places, update() and block order are step 26's; its
+ *  arrival points cover its consumers. */
+static void check_step27_functions()
+{
+    int ok = s27::STEP.number == 27;
+    for (int k = 0; k < BK; ++k)
+        for (int c = 0; c < BM / VEC; ++c)
+            ok &= s27::as_offset(k, c) == as_offset(k, c);
+    for (int j = 0; j < tiles<8>::BN; ++j)
+        for (int c = 0; c < BK / VEC; ++c)
+            ok &= s27::bs_offset(j, c) == bs_offset(j, c);
+    for (int l = 0; l < WARP; ++l)
+        for (int kk = 0; kk < KSTEPS; ++kk)
+            for (int p = 0; p < 4; ++p) {
+                for (int wi = 0; wi < BM; wi += WM * MMA_M)
+                    ok &= s27::a_fragment_offset(l, kk, wi, p) == a_fragment_offset(l, kk, wi, p);
+                for (int wj = 0; wj < tiles<8>::BN; wj += WN * MMA_M)
+                    ok &= s27::b_fragment_offset(l, kk, wj, p) == b_fragment_offset(l, kk, wj, p);
+            }
+    for (int l = 0; l < WARP; ++l)
+        for (int p = 0; p < 2 * WN; ++p)
+            for (int e = 0; e < 4; ++e)
+                ok &= s27::acc_row(l, p % WM, e) == acc_row(l, p % WM, e) && s27::acc_col(l, p, e) == acc_col(l, p, e);
+    const s27::fragments f27 = {}; /* b_piece: the same registers */
+    const fragments f26 = {};
+    for (int n = 0; n < 2 * WN; ++n)
+        ok &= s27::b_piece(f27, n) - &f27.b[0][0] == b_piece(f26, n) - &f26.b[0][0];
+    for (int n = 1; n < 1000; n += 7)
+        ok &= s27::tiles_along(n, BM) == tiles_along(n, BM) && s27::tiles_along(n, BK) == tiles_along(n, BK);
+    for (int tiles_m = 1; tiles_m <= 9; ++tiles_m)
+        for (int tiles_n = 1; tiles_n <= 9; ++tiles_n)
+            for (int group = 1; group <= 16; group *= 2)
+                for (int block = 0; block < tiles_m * tiles_n; ++block) {
+                    int tm26, tn26, tm27, tn27;
+                    tile_of_block(block, tiles_m, tiles_n, group, &tm26, &tn26);
+                    s27::tile_of_block(block, tiles_m, tiles_n, group, &tm27, &tn27);
+                    ok &= tm26 == tm27 && tn26 == tn27;
+                }
+    __nv_bfloat16 c27[2] = {to_bf16(3.0f), bf16_of_bits(NAN_BITS)}, c26[2] = {to_bf16(3.0f), bf16_of_bits(NAN_BITS)};
+    s27::update(c27, 1, 1, 2, 0, 0, 2.0f, -1.0f, 5.0f), update(c26, 1, 1, 2, 0, 0, 2.0f, -1.0f, 5.0f);
+    s27::update(c27, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f), update(c26, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f);
+    ok &= bits_of(c27[0]) == bits_of(c26[0]) && bits_of(c27[1]) == bits_of(c26[1]);
+    for (int warps = 4; warps <= CONSUMERS_MAX; warps *= 2) /* every consumer's point among the slice's */
+        for (int w = 0; w < warps; ++w)
+            ok &= s27::point_of(w) >= 0 && s27::point_of(w) < s27::points(warps) && s27::points(warps) <= FULLS;
+    expect(ok, "step 27's as_offset, bs_offset, a/b_fragment_offset, b_piece, acc_row/col, tiles_along, "
+           "tile_of_block, update: step 26's; point_of within points()");
+}
+
 /** A shape of the test. */
 struct test_shape {
     int m, n, k;
@@ -819,11 +1660,14 @@ int main(void)
     const unsigned long long seed = seed_env ? strtoull(seed_env, NULL, 10) : 1;
     rng_state = seed * 2654435761ULL + 12345;
 
+    check_mma_layout();
     check_swizzle();
     check_block_order();
     check_step25_functions();
+    check_step27_functions();
     int group = 1;
-    for (const test_shape &sh : shapes) {
+    for (int shape = 0; shape < (int)(sizeof shapes / sizeof shapes[0]); ++shape) {
+        const test_shape &sh = shapes[shape];
         problem P = make_problem(sh.m, sh.n, sh.k, sh.alpha, sh.beta);
         check_step25_copier<4>(&P);
         check_step25_copier<8>(&P);
@@ -834,10 +1678,21 @@ int main(void)
             run_grid<8>(&P, stages, group);
             group = group % 8 + 1; /* 1..8 over the shapes */
         }
+        check_producer<4>(&P);
+        check_producer<8>(&P);
+        for (int stages = MIN_STAGES; stages <= MAX_STAGES; ++stages)
+            for (int shift = 0; shift < s27::MAX_POINTS; ++shift) {
+                /* the product (the costly part) for one shift per shape and stage count: every shift over the
+                 * shapes; the copies, reads and barriers for all */
+                const bool product = shift == (shape + stages) % s27::MAX_POINTS;
+                run_grid27<4>(&P, stages, shift, group, product);
+                run_grid27<8>(&P, stages, shift, group, product);
+                group = group % 16 + 1;
+            }
         free_problem(&P);
     }
     char suite[200];
-    snprintf(suite, sizeof suite, "test_fragments (steps 25 and 26's copies, ldmatrix, mma.sync and epilogue, "
-             "emulated on the host; seed %llu)", seed);
+    snprintf(suite, sizeof suite, "test_fragments (steps 25, 26 and 27's copies, barriers, ldmatrix, mma.sync and "
+             "epilogue, emulated on the host; seed %llu)", seed);
     return checks_summary(suite);
 }
