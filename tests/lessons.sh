@@ -153,7 +153,7 @@ for my $file (@files) {
     for my $i (0 .. $#lines) {
         next if $p->{code}[$i];
         my $t = $p->{text}[$i];
-        (my $prose = $t) =~ s/`[^`]*`//g;
+        (my $prose = $t) =~ s/`[^`]*`/code/g;
         $prose =~ s/\]\([^)]*\)/]/g; # a link's target is a path, not prose
         for my $re (@history) {
             if ($prose =~ $re) { $bad->('history', "'$&' (line " . ($i + 1) . "$where[$i])"); }
@@ -270,7 +270,7 @@ After this step you can:
 The idea, with a picture: ![a chart](../../plots/chart.png). See [the notes](#notes-1), the
 [next lesson](../01_next/README.md#the-idea) and [the answers](../../docs/answers.md#step-00-exercise-1).
 Tiles run in 2.2 rounds; the last round of tiles is 88% full; 9.72446713e-314 is a subnormal, and
-0x1f2e3d4c5b a constant; the loop issues 24 FMAs and ISSUE 8 is a setting; `sm_90a` is an architecture; a cat-flap is no hash, nor is 2026-12-01.
+0x1f2e3d4c5b a constant; the loop issues 24 FMAs, a kernel issues 10⁶ of them, the issue slots are busy and ISSUE 8 is a setting; `sm_90a` is an architecture; a cat-flap is no hash, nor is 2026-12-01.
 
 ```
 0xdeadbeef 5fdf0af issue 45 round 3 session 12 the issue's [a](nowhere.md)
