@@ -61,6 +61,12 @@ if (@only) {
         my $rel = File::Spec->abs2rel(abs_path($f) // $f, $root);
         $want{$rel} = 1;
     }
+    my %known = map { $_ => 1 } @files;
+    for my $f (sort keys %want) {
+        next if $known{$f};
+        print "lessons: $f: not a page the rules name (files: $rule{files})\n";
+        exit 2;
+    }
     @files = grep { $want{$_} } @files;
 }
 
