@@ -5,8 +5,9 @@
 #
 # On 1, 2, 3, 4 and 6 ranks (oversubscribed where the cores are fewer, one thread each): grids 1x1, 2x1,
 # 1x2, 3x1, 2x2, and 2x3 and 3x2, where K's cuts by process rows and by process columns cross, over odd
-# shapes where some ranks own no rows, no columns or no part of K; every alpha/beta class (beta 0 with C
-# poisoned, alpha 0, general), padded and absolute leading dimensions, overlap 0 and 1, panel widths that
+# shapes where some ranks own no rows, no columns or no part of K; every alpha/beta class (tests/shapes.sh's
+# SCALARS, crossed: beta 0 with C poisoned and a negative alpha, alpha 1 with a negative beta, both
+# negative; alpha 0), padded and absolute leading dimensions, overlap 0 and 1, panel widths that
 # do not divide K, threads per rank; the ScaLAPACK baseline present (its result compared with the verified
 # one on every checked shape), switched off, and built without; planted bugs that the verifier must catch,
 # blamed on the step alone; bad command lines, a grid that does not match the ranks, a rank that runs out
@@ -68,35 +69,39 @@ EOF
     echo "$MPI_TMP/$name"
 }
 
-# grid_runs BIN SHAPES [args...]: every grid over SHAPES at every alpha/beta class: beta 0 (C poisoned)
-# tight with the default panel and overlap; the two general classes padded, with panel widths 5 and 7
-# (neither divides the K of most shapes), overlap 1 and 0; alpha 0 padded.
+# The runs of a grid, one per (alpha, beta) of SCALARS (tests/shapes.sh: plain, beta 0 with a negative
+# alpha, alpha 1 with a negative beta, both negative), in this order: tight with the default panel and
+# overlap; padded with panel widths 5, 7 and 3 (none divides the K of most shapes), overlap 1, 0 and 0.
+MPI_RUN_ARGS=("" "--param panel=5" "--param panel=7 --param overlap=0" "--param panel=3 --param overlap=0")
+# grid_runs BIN SHAPES [args...]: every grid over SHAPES at every alpha/beta class (C poisoned where beta
+# is 0), each with its panel and overlap above; alpha 0 padded.
 grid_runs() {
-    local bin=$1 shapes=$2 g np grid run; shift 2
+    local bin=$1 shapes=$2 g np grid run ab i; shift 2
     for g in $MPI_GRIDS; do
         np=${g%%:*} grid=${g#*:}
         run=$(launcher "np$np-grid$grid" "$np" "$bin" --param "grid=$grid" "$@")
-        run_shape_set "$run" "$shapes" 1 0
-        # shellcheck disable=SC2086
-        run_shape_set "$run" "$shapes" -1.5 0.5 $PADDING --param panel=5
-        # shellcheck disable=SC2086
-        run_shape_set "$run" "$shapes" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0
+        i=0
+        for ab in $SCALARS; do
+            # shellcheck disable=SC2086
+            run_shape_set "$run" "$shapes" "${ab%,*}" "${ab#*,}" $([ "$i" -gt 0 ] && echo "$PADDING") ${MPI_RUN_ARGS[i]}
+            i=$((i + 1))
+        done
         # shellcheck disable=SC2086
         run_shape_set "$run" "$MPI_SMALL" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING --param panel=3
     done
     cross_grid_runs "$bin" "$shapes" "$@"
 }
 # cross_grid_runs BIN SHAPES [args...]: the grids whose cuts of K cross, two runs each over SHAPES: beta 0
-# (C poisoned) with the default panel, which ends only at block edges, and the general class padded with
-# panel width 7 (it divides no K of the shapes) and overlap 0.
+# (C poisoned) and a negative alpha with the default panel, which ends only at block edges, and both
+# scalars negative, padded, with panel width 7 (it divides no K of the shapes) and overlap 0.
 cross_grid_runs() {
     local bin=$1 shapes=$2 g np grid run; shift 2
     for g in $MPI_CROSS_GRIDS; do
         np=${g%%:*} grid=${g#*:}
         run=$(launcher "np$np-grid$grid" "$np" "$bin" --param "grid=$grid" "$@")
-        run_shape_set "$run" "$shapes" 1 0
+        run_shape_set "$run" "$shapes" -0.75 0
         # shellcheck disable=SC2086
-        run_shape_set "$run" "$shapes" 0.75 -1.25 $PADDING --param panel=7 --param overlap=0
+        run_shape_set "$run" "$shapes" -1.5 -1.25 $PADDING --param panel=7 --param overlap=0
     done
 }
 

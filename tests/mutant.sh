@@ -6,18 +6,25 @@
 # column and, past the last column, the memory after C's allocation (make sanitize: ASan sees it).
 ZERO_PAST_EDGE='s/(edge_kernel\(rows, cols, kc, alpha, a, lda, b, ldb, c, ldc\);)/{ $1 c[rows] += 0.0; }/'
 
-# build_mutant OUT NAME STEP_DIR PERL_SUBSTITUTION [OBJ_BUILD [FLAGS]]: steps/STEP_DIR/kernel.c with the
-# substitution applied, compiled with the Makefile's CFLAGS and FLAGS (default -O3) and linked with the
-# CPU harness objects of OBJ_BUILD (default build; build/asan for the sanitizer's) into OUT/NAME.
-# Fails (and returns 1) if the substitution changes nothing or the mutant does not build.
-build_mutant() {
-    local out=$1 name=$2 dir=$3 subst=$4 objs_build=${5:-build} flags=${6:--O3} cc cflags objs libs
+# plant_mutant OUT NAME STEP_DIR PERL_SUBSTITUTION: steps/STEP_DIR/kernel.c with the substitution applied,
+# as OUT/NAME.c. Fails (and returns 1) if the substitution changes nothing.
+plant_mutant() {
+    local out=$1 name=$2 dir=$3 subst=$4
     mkdir -p "$out"
     perl -0pe "$subst" "steps/$dir/kernel.c" >"$out/$name.c"
     if cmp -s "$out/$name.c" "steps/$dir/kernel.c"; then
         fail "mutant $name: the substitution no longer matches steps/$dir/kernel.c (update the test that plants it)"
         return 1
     fi
+}
+
+# build_mutant OUT NAME STEP_DIR PERL_SUBSTITUTION [OBJ_BUILD [FLAGS]]: the planted source (plant_mutant),
+# compiled with the Makefile's CFLAGS and FLAGS (default -O3) and linked with the CPU harness objects of
+# OBJ_BUILD (default build; build/asan for the sanitizer's) into OUT/NAME.
+# Fails (and returns 1) if the substitution changes nothing or the mutant does not build.
+build_mutant() {
+    local out=$1 name=$2 dir=$3 subst=$4 objs_build=${5:-build} flags=${6:--O3} cc cflags objs libs
+    plant_mutant "$out" "$name" "$dir" "$subst" || return 1
     cc=$(make -s --no-print-directory print-CC)
     cflags=$(make -s --no-print-directory print-CFLAGS)
     objs=$(make -s --no-print-directory BUILD="$objs_build" print-CPU_STEP_OBJS)

@@ -39,3 +39,31 @@ build_mutant "$MUT" dropped_jc 17_cpu_registers 's/&B\[pc \+ \(size_t\)jc \* ldb
 # 4. The same dropped offset in the threaded step, whose blocks of rows are split over the threads.
 build_mutant "$MUT" dropped_jc_threads 21_cpu_threads 's/&B\[pc \+ \(size_t\)\(jc \+ jr\) \* ldb\]/&B[pc + (size_t)jr * ldb]/' &&
     OMP_NUM_THREADS=2 expect_caught dropped_jc_threads 21_cpu_threads "the threaded step's B packing without its column-block offset"
+
+# ---- the blind spots of issue 46: a planted bug of each class that the checks once missed must now fail
+# the step's own `make check` (the mutant checked as a student's copy is: make check STEP=NN SRC=FILE, the
+# shape set and the step's settings; the timed shape at 64^3 only, as it catches nothing), and its output
+# must show what caught it.
+
+# expect_check_catches NAME STEP_DIR WHAT PATTERN: make check on $MUT/NAME.c (plant_mutant) in place of
+# the step; caught if the check fails and a line of its output matches the extended regex PATTERN.
+expect_check_catches() {
+    local name=$1 dir=$2 what=$3 pattern=$4 log=$MUT/$1.check.log rc
+    CHECK_TIMED=64 make --no-print-directory check STEP="${dir%%_*}" SRC="$MUT/$name.c" LAB_OUT="$MUT/check" \
+        >"$log" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ] && grep -qE -- "$pattern" "$log"; then
+        pass "$what: make check STEP=${dir%%_*} catches it: $(grep -m1 -oE -- "$pattern" "$log" | cut -c1-160)"
+    else
+        fail "$what: make check STEP=${dir%%_*} missed it (exit $rc, $(grep -c '^  FAIL' "$log") failed checks, none" \
+             "showing '$pattern'; $log)"
+    fi
+}
+
+# 1. Scalars: a beta = 0 path that drops alpha's sign (|alpha| A B). The shape set once paired beta = 0 with
+#    alpha = 1 only, where this is right; now beta = 0 comes with a negative alpha too.
+plant_mutant "$MUT" beta0_abs_alpha 20_cpu_prefetch \
+    's/macro_kernel\(mc, nc, kc, alpha, Ap, Bp,/macro_kernel(mc, nc, kc, beta == 0.0 \&\& alpha < 0.0 ? -alpha : alpha, Ap, Bp,/' &&
+    expect_check_catches beta0_abs_alpha 20_cpu_prefetch "a beta = 0 path that drops alpha's sign" \
+        'alpha -[0-9.]+ beta 0 .*: FAIL$'
+

@@ -9,9 +9,11 @@ FAIL_ROWS=${FAIL_ROWS:-0}
 SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
 SMALL_SHAPES="1x1x1,7x5x3,31x33x17,64x64x64,127x129x257,255x1x513"
 GPU_BIG_SHAPES="4096x4096x4096"
-# (alpha, beta): plain, and two where both terms count. (0, 1) would pass C through and hide every
+# (alpha, beta), crossed: plain (1, 0); alpha neither 0 nor 1 with beta = 0, negative (a beta = 0 path
+# that drops alpha, or its sign); alpha = 1 with beta neither 0 nor 1, negative (an alpha = 1 path that
+# drops beta, or its sign); both general and both negative. (0, 1) would pass C through and hide every
 # arithmetic bug, so the one alpha = 0 case (ALPHA_ZERO) runs once per step, on the small shapes.
-SCALARS="1,0 -1.5,0.5 0.75,-1.25"
+SCALARS="1,0 -0.75,0 1,-0.5 -1.5,-1.25"
 ALPHA_ZERO="0,2"
 PADDING="--lda +3 --ldb +5 --ldc +7"
 # Small odd blocks forced on the CPU steps that take them: every blocking loop runs more than once,
