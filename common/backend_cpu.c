@@ -126,24 +126,26 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
     h.B = B;
     h.C0 = C0;
     size_t bytes = (size_t)p->ldc * p->n * sizeof(double);
-    h.C = host_alloc(bytes, "C");
+    h.C = matrix_alloc(bytes, "C"); /* between guard pages, as main()'s A and B */
     memcpy(h.C, C0, bytes); /* padding rows included */
 }
 
 void backend_unload(void)
 {
-    host_free(h.C);
+    matrix_free(h.C);
     h.C = NULL;
 }
 
 static void run_once(const struct step *st, const struct problem *p, run_kind what)
 {
+    matrix_guard_running(what == RUN_STEP ? "the step" : "the baseline (OpenBLAS)");
     if (what == RUN_STEP)
         st->dgemm(p->m, p->n, p->k, p->alpha, h.A, (int)p->lda, h.B, (int)p->ldb, p->beta, h.C,
                   (int)p->ldc);
     else
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, p->m, p->n, p->k, p->alpha, h.A,
                     (int)p->lda, h.B, (int)p->ldb, p->beta, h.C, (int)p->ldc);
+    matrix_guard_running(NULL);
 }
 
 void backend_run_checked(const struct step *st, const struct problem *p, void *C_out)

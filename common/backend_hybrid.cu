@@ -127,20 +127,21 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
     (void)st;
     h.A = (const double *)A, h.B = (const double *)B, h.C0 = (const double *)C0;
     const size_t bytes = (size_t)p->ldc * p->n * sizeof(double);
-    h.C = (double *)host_alloc(bytes, "C");
+    h.C = (double *)matrix_alloc(bytes, "C"); /* between guard pages, as main()'s A and B */
     memcpy(h.C, C0, bytes);
     h.bound_valid = 0;
 }
 
 void backend_unload(void)
 {
-    host_free(h.C);
+    matrix_free(h.C);
     h.C = NULL;
 }
 
 static void run_once(const struct step *st, const struct problem *p, run_kind what)
 {
     const int m = p->m, n = p->n, k = p->k, lda = (int)p->lda, ldb = (int)p->ldb, ldc = (int)p->ldc;
+    matrix_guard_running(what == RUN_STEP ? "the step" : h.gpu ? "the baseline (cublasXt)" : "the baseline (OpenBLAS)");
     if (what == RUN_STEP)
         st->dgemm(m, n, k, p->alpha, h.A, lda, h.B, ldb, p->beta, h.C, ldc);
     else if (h.gpu)
@@ -149,6 +150,7 @@ static void run_once(const struct step *st, const struct problem *p, run_kind wh
     else
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, p->alpha, h.A, lda, h.B, ldb, p->beta, h.C,
                     ldc);
+    matrix_guard_running(NULL);
 }
 
 void backend_run_checked(const struct step *st, const struct problem *p, void *C_out)

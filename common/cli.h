@@ -15,7 +15,7 @@ extern "C" {
 /** Exit codes, the same for every step. */
 enum {
     EXIT_VERIFIED = 0,    /**< every shape verified (or checking was off) */
-    EXIT_WRONG = 1,       /**< a verification failed */
+    EXIT_WRONG = 1,       /**< a verification failed, or the step touched a matrix's guard page (matrix.h) */
     EXIT_USAGE = 2,       /**< bad command line or a shape that cannot fit */
     EXIT_RUNTIME = 3,     /**< no device, out of memory, a failed CUDA/BLAS call */
     EXIT_UNSUPPORTED = 4  /**< this hardware cannot run the step */

@@ -25,6 +25,7 @@
 #include "dist_run.h"
 #include "dist_scalapack.h"
 #include "error.h"
+#include "matrix.h"
 #include "report.h"
 
 static const char DEFAULT_SWEEP[] = "1024,2048,4096,8192";
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
     snprintf(prog, sizeof prog, "step%02d", DIST_STEP.number);
     dist_mpi_init(&argc, &argv, prog);
     error_catch_exits();
+    matrix_guard_install(); /* a fault on a matrix's guard page: one line, exit 1 (after MPI's own handlers) */
     static struct options opt; /* large (the shape list): keep it off the stack */
     if (cli_parse(argc, argv, &opt, err, sizeof err) != 0)
         dist_usage_error(err);

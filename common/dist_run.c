@@ -102,14 +102,18 @@ static struct verify_input local_input(const struct dist_problem *p, const struc
 static void run_step(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a,
                      struct dist_stats *st)
 {
+    matrix_guard_running("the step");
     DIST_STEP.dgemm(&ctx->grid, p->m, p->n, p->k, p->alpha, a->dA, (int)p->lda, a->dB, (int)p->ldb, p->beta, a->dC,
                     (int)p->ldc, st);
+    matrix_guard_running(NULL);
 }
 
 /* The baseline of the 1x1 grid with the step's memory (ctx->alone): the vendor's GEMM on the same arrays. */
 static void run_alone(const struct dist_context *ctx, const struct dist_problem *p, struct arrays *a)
 {
+    matrix_guard_running("the baseline");
     ctx->mem->alone(p->m, p->n, p->k, p->alpha, a->dA, (int)p->lda, a->dB, (int)p->ldb, p->beta, a->dC, (int)p->ldc);
+    matrix_guard_running(NULL);
 }
 
 /* Run the step (or, with @p alone, the baseline of run_alone) once from C0 (C poisoned with NaN when
@@ -236,10 +240,12 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     const struct options *opt = ctx->opt;
     const uint64_t seed = opt->seed;
     struct arrays a = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    a.A = host_alloc(count(p->lda, p->acols.len) * sizeof(double), "A");
-    a.B = host_alloc(count(p->ldb, p->cols.len) * sizeof(double), "B");
-    a.C0 = host_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C0");
-    a.C = host_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C");
+    /* Between guard pages (matrix_alloc): a step that reads past the end of its block of A, B or C, or
+     * before its start, faults, and the rank ends the job with one line, exit 1. */
+    a.A = matrix_alloc(count(p->lda, p->acols.len) * sizeof(double), "A");
+    a.B = matrix_alloc(count(p->ldb, p->cols.len) * sizeof(double), "B");
+    a.C0 = matrix_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C0");
+    a.C = matrix_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C");
     /* NaN in the padding of A and B: a kernel that reads past a column poisons its result. */
     dist_fill_block(a.A, p->lda, p->rows, p->acols, p->m, dist_stream(seed, index, MATRIX_A), NAN);
     dist_fill_block(a.B, p->ldb, p->brows, p->cols, p->k, dist_stream(seed, index, MATRIX_B), NAN);
@@ -296,10 +302,10 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
         ctx->mem->release(a.dB);
         ctx->mem->release(a.dC);
     }
-    host_free(a.A);
-    host_free(a.B);
-    host_free(a.C0);
-    host_free(a.C);
+    matrix_free(a.A);
+    matrix_free(a.B);
+    matrix_free(a.C0);
+    matrix_free(a.C);
     host_free(a.ref);
     host_free(a.absab);
 

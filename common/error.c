@@ -40,6 +40,11 @@ void error_set_prog(const char *name)
     snprintf(prog_name, sizeof prog_name, "%s", name);
 }
 
+const char *error_prog(void)
+{
+    return prog_name;
+}
+
 void error_vprint(const char *who, const char *kind, const char *fmt, va_list ap)
 {
     fflush(stdout); /* keep the table's rows ahead of the message */

@@ -14,6 +14,9 @@ extern "C" {
 /** Set the name that prefixes every message ("step01"). */
 void error_set_prog(const char *name);
 
+/** The name that prefixes every message (error_set_prog's; "gemm" before it is set). */
+const char *error_prog(void);
+
 /**
  * From now on, an exit that neither die() nor error_exit() makes (a library that gives up and calls
  * exit(1), as OpenMP does when it cannot create its threads) prints one line and ends the program

@@ -276,9 +276,11 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     size_t a_count = (size_t)p->lda * p->k, b_count = (size_t)p->ldb * p->n;
     size_t c_count = (size_t)p->ldc * p->n, mn = (size_t)p->m * p->n;
 
-    void *A = host_alloc(a_count * es, "A");
-    void *B = host_alloc(b_count * es, "B");
-    void *C0 = host_alloc(c_count * es, "C0");
+    /* Between guard pages (matrix_alloc): a step that reads past the end of A or B, or before its start,
+     * faults, and the run ends with one line, exit 1. */
+    void *A = matrix_alloc(a_count * es, "A");
+    void *B = matrix_alloc(b_count * es, "B");
+    void *C0 = matrix_alloc(c_count * es, "C0");
     /* NaN in the padding of A and B: a kernel that reads past a column poisons its result. */
     matrix_fill_random(prec, A, p->m, p->k, p->lda, opt->seed, index, MATRIX_A, NAN);
     matrix_fill_random(prec, B, p->k, p->n, p->ldb, opt->seed, index, MATRIX_B, NAN);
@@ -344,9 +346,9 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     char note[sizeof row->note];
     backend_row_note(st, p, step_med, note, sizeof note);
     backend_unload();
-    host_free(A);
-    host_free(B);
-    host_free(C0);
+    matrix_free(A);
+    matrix_free(B);
+    matrix_free(C0);
     host_free(d.C_out);
     host_free(d.Cd);
     host_free(d.C0d);
@@ -400,6 +402,7 @@ int main(int argc, char **argv)
     error_set_prog(prog);
 
     error_catch_exits();
+    matrix_guard_install(); /* a fault on a matrix's guard page: one line, exit 1 */
     static struct options opt; /* large (the shape list): keep it off the stack */
     char err[256];
     if (cli_parse(argc, argv, &opt, err, sizeof err) != 0)

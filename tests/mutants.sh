@@ -67,3 +67,12 @@ plant_mutant "$MUT" beta0_abs_alpha 20_cpu_prefetch \
     expect_check_catches beta0_abs_alpha 20_cpu_prefetch "a beta = 0 path that drops alpha's sign" \
         'alpha -[0-9.]+ beta 0 .*: FAIL$'
 
+
+# 2. Reads outside a matrix: step 19's B packing pads the last panel's columns with the column before the
+#    panel instead of zeros. Those lanes are never added to C (the edge tile keeps only its valid part), so
+#    no value shows it; but where the panel is the first (N below the micro-kernel's width), that column is
+#    the one before the start of B, and at 255x1x513 it lies beyond the slack before B, on its guard page.
+plant_mutant "$MUT" pack_b_before_start 19_cpu_packing \
+    's/(for \(int j = cols; j < NR; \+\+j\)\n\s*)\*Bp\+\+ = 0\.0;/$1*Bp++ = B[p + (jr - 1) * ldb];/' &&
+    expect_check_catches pack_b_before_start 19_cpu_packing "B's packing reading the column before B's start" \
+        'outside a matrix \(guard page\): the step read before the start of B'
