@@ -62,6 +62,13 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
                   const void *C0);
 
 /**
+ * The host arrays given to backend_load (the same pointers) now hold new values: take them into the
+ * buffers the step reads, keeping those buffers (the same device pointers on a GPU; on the host the step
+ * reads main()'s arrays themselves), so that the next call sees new contents at the old addresses.
+ */
+void backend_reload(const struct step *st, const struct problem *p);
+
+/**
  * Run the step once on C = C0 (or on C filled with NaN when beta == 0) and
  * copy the result (all ldc x n elements) into the host array @p C_out. main()
  * calls it before the timed runs and again after them, so it restores C first.

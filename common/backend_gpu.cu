@@ -31,7 +31,7 @@ static struct {
     cudaDeviceProp prop;
     cublasHandle_t ref_blas; /* the reference's handle: pedantic math, true FP64 only */
     void *A, *B, *C;         /* device copies in the step's precision, ld-strided */
-    const void *host_C0;     /* C before the call, kept on the host */
+    const void *host_A, *host_B, *host_C0; /* main()'s host arrays: A, B and C before the call */
 } g;
 
 void backend_init(const struct step *st, struct backend_info *info)
@@ -119,9 +119,17 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
     g.A = device_alloc(a, "A");
     g.B = device_alloc(b, "B");
     g.C = device_alloc((size_t)p->ldc * p->n * es, "C");
-    cuda_check(cudaMemcpy(g.A, A, a, cudaMemcpyHostToDevice), "copying A to the device");
-    cuda_check(cudaMemcpy(g.B, B, b, cudaMemcpyHostToDevice), "copying B to the device");
-    g.host_C0 = C0;
+    g.host_A = A, g.host_B = B, g.host_C0 = C0;
+    backend_reload(st, p);
+}
+
+void backend_reload(const struct step *st, const struct problem *p)
+{
+    /* Into the same device buffers: a step that kept something of an earlier call keyed on their
+     * addresses (a converted or packed operand, a result) must see that the contents changed. */
+    size_t es = precision_bytes(st->precision);
+    cuda_check(cudaMemcpy(g.A, g.host_A, (size_t)p->lda * p->k * es, cudaMemcpyHostToDevice), "copying A to the device");
+    cuda_check(cudaMemcpy(g.B, g.host_B, (size_t)p->ldb * p->n * es, cudaMemcpyHostToDevice), "copying B to the device");
 }
 
 void backend_unload(void)

@@ -132,6 +132,11 @@ void backend_load(const struct step *st, const struct problem *p, const void *A,
     h.bound_valid = 0;
 }
 
+void backend_reload(const struct step *st, const struct problem *p)
+{
+    (void)st, (void)p; /* the step reads main()'s arrays, which hold the new values already */
+}
+
 void backend_unload(void)
 {
     matrix_free(h.C);

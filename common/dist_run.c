@@ -235,6 +235,15 @@ static int time_baseline(const struct dist_context *ctx, const struct dist_probl
     return same;
 }
 
+/* This rank's blocks of the inputs of shape number @p stream: A and B with NaN in their padding (a kernel
+ * that reads past a column poisons its result), C0 with C_PADDING. */
+static void fill_inputs(const struct dist_problem *p, uint64_t seed, int stream, struct arrays *a)
+{
+    dist_fill_block(a->A, p->lda, p->rows, p->acols, p->m, dist_stream(seed, stream, MATRIX_A), NAN);
+    dist_fill_block(a->B, p->ldb, p->brows, p->cols, p->k, dist_stream(seed, stream, MATRIX_B), NAN);
+    dist_fill_block(a->C0, p->ldc, p->rows, p->cols, p->m, dist_stream(seed, stream, MATRIX_C), C_PADDING);
+}
+
 void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int index, struct dist_shape_result *res)
 {
     const struct options *opt = ctx->opt;
@@ -246,10 +255,7 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     a.B = matrix_alloc(count(p->ldb, p->cols.len) * sizeof(double), "B");
     a.C0 = matrix_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C0");
     a.C = matrix_alloc(count(p->ldc, p->cols.len) * sizeof(double), "C");
-    /* NaN in the padding of A and B: a kernel that reads past a column poisons its result. */
-    dist_fill_block(a.A, p->lda, p->rows, p->acols, p->m, dist_stream(seed, index, MATRIX_A), NAN);
-    dist_fill_block(a.B, p->ldb, p->brows, p->cols, p->k, dist_stream(seed, index, MATRIX_B), NAN);
-    dist_fill_block(a.C0, p->ldc, p->rows, p->cols, p->m, dist_stream(seed, index, MATRIX_C), C_PADDING);
+    fill_inputs(p, seed, index, &a);
     memcpy(a.C, a.C0, count(p->ldc, p->cols.len) * sizeof(double));
     a.dA = a.A, a.dB = a.B, a.dC = a.C;
     if (ctx->mem != NULL) { /* the step's memory: copies of the three, padding included */
@@ -287,8 +293,17 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     time_runs(ctx, p, &a, 0, warmup, reps, ms, &st);
     const double step_min = minimum(ms, reps), step_med = median(ms, reps);
     split(ctx, p, &st, reps, res);
-    if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
+    if (opt->check) {
+        /* New values in the same arrays (main.c's stream MAX_SHAPES + index), C from the new C0: a step
+         * that kept a result or a panel from an earlier call with the same pointers and shape fails here. */
+        fill_inputs(p, seed, MAX_SHAPES + index, &a);
+        if (ctx->mem != NULL) { /* into the same arrays where the step's memory is */
+            ctx->mem->put(a.dA, a.A, count(p->lda, p->acols.len) * sizeof(double));
+            ctx->mem->put(a.dB, a.B, count(p->ldb, p->cols.len) * sizeof(double));
+        }
+        local_reference(ctx, p, MAX_SHAPES + index, &a);
         after = check_run(ctx, p, &a, 0);
+    }
     double base_med = NAN;
     int same = 1;
     if (ctx->baseline) {
@@ -319,8 +334,9 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
     if (!first.pass)
         report_failure(ctx, p, "the first run", &first);
     else if (!after.pass)
-        report_failure(ctx, p, "the run after the timed runs (the first run passed: the step does not compute the "
-                       "same on every call)", &after);
+        report_failure(ctx, p, "the run after the timed runs, on new values in the same arrays (the first run "
+                       "passed: the step does not compute the product of its inputs on every call: a result or a "
+                       "panel kept from an earlier call?)", &after);
     /* Above the ceiling: measure it again (clocks still ramping up make it low), fail only if still above. */
     if (ctx->ceiling_gflops > 0.0 && res->row.gflops > CEILING_SLACK * ctx->ceiling_gflops) {
         dist_measure_ceiling(ctx);

@@ -5,10 +5,10 @@
  * For every shape: fill fresh random inputs, run the step once on a C that
  * is poisoned (beta == 0) or holds C0 and verify it against the double-precision
  * reference, time the step and the baseline in the same process (on a CPU taking
- * turns, one run each per round), run and verify the step once more after the
- * timed runs (a step that is right only on its first call fails), check the rate
- * against the device's measured ceiling, and print (and optionally append to CSV)
- * one row.
+ * turns, one run each per round), write new values into the same buffers, run and
+ * verify the step once more (a step that is right only on its first call, or that
+ * reuses what an earlier call computed, fails), check the rate against the
+ * device's measured ceiling, and print (and optionally append to CSV) one row.
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <errno.h>
@@ -266,8 +266,18 @@ static int above_ceiling(const struct backend_info *info, double gflops)
     return info->ceiling_gflops > 0.0 && gflops > CEILING_SLACK * info->ceiling_gflops;
 }
 
-/* One shape: fill, check, time, check again. Returns 1 if it verified (or was not checked) and its rate
- * is possible. */
+/* The inputs of shape number @p stream: A and B with NaN in their padding (a kernel that reads past a
+ * column poisons its result), C0 with C_PADDING. */
+static void fill_inputs(const struct step *st, const struct problem *p, uint64_t seed, int stream, void *A,
+                        void *B, void *C0)
+{
+    matrix_fill_random(st->precision, A, p->m, p->k, p->lda, seed, stream, MATRIX_A, NAN);
+    matrix_fill_random(st->precision, B, p->k, p->n, p->ldb, seed, stream, MATRIX_B, NAN);
+    matrix_fill_random(st->precision, C0, p->m, p->n, p->ldc, seed, stream, MATRIX_C, C_PADDING);
+}
+
+/* One shape: fill, check, time, check again on new values in the same buffers. Returns 1 if it verified
+ * (or was not checked) and its rate is possible. */
 static int run_shape(const struct step *st, struct backend_info *info, const struct options *opt,
                      const struct problem *p, int index, struct row *row)
 {
@@ -281,10 +291,7 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     void *A = matrix_alloc(a_count * es, "A");
     void *B = matrix_alloc(b_count * es, "B");
     void *C0 = matrix_alloc(c_count * es, "C0");
-    /* NaN in the padding of A and B: a kernel that reads past a column poisons its result. */
-    matrix_fill_random(prec, A, p->m, p->k, p->lda, opt->seed, index, MATRIX_A, NAN);
-    matrix_fill_random(prec, B, p->k, p->n, p->ldb, opt->seed, index, MATRIX_B, NAN);
-    matrix_fill_random(prec, C0, p->m, p->n, p->ldc, opt->seed, index, MATRIX_C, C_PADDING);
+    fill_inputs(st, p, opt->seed, index, A, B, C0);
     backend_load(st, p, A, B, C0);
 
     struct check_data d = {NULL, NULL, NULL, NULL, NULL};
@@ -341,8 +348,16 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     double base_med = median(base_ms, base_reps);
     host_free(ms);
     host_free(base_ms);
-    if (opt->check) /* the timed runs left C as they left it; the check starts again from C0 */
+    if (opt->check) {
+        /* New values in the same buffers (a stream no shape of this run uses: MAX_SHAPES + index), C from
+         * the new C0: a step that kept a result, or a packed or converted operand, from an earlier call
+         * with the same pointers and shape computes the old product and fails here. */
+        fill_inputs(st, p, opt->seed, MAX_SHAPES + index, A, B, C0);
+        backend_reload(st, p);
+        backend_reference(st, p, d.ref, d.absab);
+        matrix_to_double(prec, C0, d.C0d, c_count);
         after = check_run(st, p, &d);
+    }
     char note[sizeof row->note];
     backend_row_note(st, p, step_med, note, sizeof note);
     backend_unload();
@@ -369,8 +384,9 @@ static int run_shape(const struct step *st, struct backend_info *info, const str
     if (!first.pass)
         report_failure(opt, p, "the first run", &first);
     else if (!after.pass)
-        report_failure(opt, p, "the run after the timed runs (the first run passed: the step does not compute "
-                       "the same on every call)", &after);
+        report_failure(opt, p, "the run after the timed runs, on new values in the same buffers (the first run "
+                       "passed: the step does not compute the product of its inputs on every call: a result or "
+                       "an operand kept from an earlier call?)", &after);
     /* Above the ceiling: measure the ceiling again (clocks that were still ramping up when it was first
      * measured would make it low), and fail only if the row is above that too. */
     if (above_ceiling(info, row->gflops)) {
