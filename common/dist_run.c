@@ -328,7 +328,9 @@ void dist_run_shape(struct dist_context *ctx, const struct dist_problem *p, int 
                             .device = ctx->device, .m = p->m, .n = p->n, .k = p->k, .ms_median = step_med,
                             .ms_min = step_min, .gflops = gemm_gflops(p->m, p->n, p->k, step_med),
                             .baseline_gflops = ctx->baseline ? gemm_gflops(p->m, p->n, p->k, base_med) : NAN,
-                            .rel_err = worse(first.rel_err, after.rel_err), .baseline = ctx->baseline_desc};
+                            .rel_err = worse(first.rel_err, after.rel_err), .baseline = ctx->baseline_desc,
+                            .underflow = first.underflow_needed || after.underflow_needed,
+                            .norm_limit = fmax(first.norm_limit, after.norm_limit)};
     res->row.ratio = res->row.gflops / res->row.baseline_gflops;
     res->ok = first.pass && after.pass && same;
     if (!first.pass)

@@ -86,6 +86,18 @@ struct dist_verdict dist_verify(MPI_Comm comm, const struct verify_input *in, st
     /* verify.c's norm-wise check, of the whole m x n matrix */
     v.normwise_pass = verify_normwise(in, m, n, &diff, &ref, &terms, &v.rel_err, &v.norm_limit);
     v.pass = v.bad_count == 0 && v.normwise_pass;
+    /* Passed only by the underflow allowance (verify_gemm's rule, over all ranks): an element anywhere within
+     * its bound only with it, or the whole matrix's norm-wise figure over the limit without it. */
+    int underflow = 0;
+    mpi_check(MPI_Allreduce(&local.underflow_elementwise, &underflow, 1, MPI_INT, MPI_MAX, comm),
+              "MPI_Allreduce of the underflow flags");
+    if (v.pass && !underflow && in->eta > 0.0) {
+        struct verify_input strict = *in;
+        strict.eta = 0.0;
+        double strict_err, strict_limit;
+        underflow = !verify_normwise(&strict, m, n, &diff, &ref, &terms, &strict_err, &strict_limit);
+    }
+    v.underflow_needed = v.pass && underflow;
     gather_reports(comm, &local, rows, cols, &v);
     return v;
 }

@@ -40,6 +40,8 @@ struct dist_verdict {
     long long bad_count;  /**< elements over their bound, not finite, or padding changed, on all ranks */
     double rel_err;       /**< ||C - ref||_F / ||ref||_F of the whole matrix */
     double norm_limit;    /**< its bound */
+    int underflow_needed; /**< 1: it passed, but only by the underflow allowance (verify_result's, over all
+                               ranks): the row says so beside PASS */
     int nreported;        /**< rank 0: how many of reported[] are filled */
     struct dist_bad reported[VERIFY_MAX_REPORTED]; /**< rank 0: the first failing elements, by rank */
 };

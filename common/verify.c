@@ -122,6 +122,7 @@ struct verify_result verify_gemm(const struct verify_input *in)
     res.normwise_pass = verify_normwise(in, in->m, in->n, &diff, &ref, &terms, &res.rel_err, &res.norm_limit);
 
     res.pass = res.elementwise_pass && res.normwise_pass;
+    res.underflow_elementwise = underflow_needed;
     if (res.pass && !underflow_needed && in->eta > 0.0) { /* the norm-wise check without the allowance */
         struct verify_input strict = *in;
         strict.eta = 0.0;

@@ -92,6 +92,9 @@ struct verify_result {
                                   element or the norm-wise figure would be over its bound (results among the
                                   subnormals, whose relative error can reach 1). A report must say so beside
                                   PASS, or PASS contradicts the figure printed with it */
+    int underflow_elementwise; /**< 1: some element is within its bound only by the underflow allowance (the
+                                    element-wise half of underflow_needed, whatever the checks' outcome: step
+                                    23's harness combines it over the ranks) */
     int nreported;           /**< how many of reported[] are filled */
     struct verify_bad reported[VERIFY_MAX_REPORTED]; /**< the first failing elements */
 };

@@ -155,6 +155,13 @@ fi
 RANK_THREADS=2 run_shape_set "$(launcher np2-threads 2 "$MPI_BIN")" "$MPI_SMALL,300x200x250" -1.5 0.5 $PADDING
 # --lda L is each local array's: L = 20 holds the 16 rows of 31 on 2x1's first rank
 run_shape_set "$(launcher np2-ld 2 "$MPI_BIN" --param grid=2x1)" "31x33x17" 0.75 -1.25 --lda 20 --ldb 10 --ldc 17
+# A row that passes only by the underflow allowance (subnormal results: a relative error near 1 is right
+# there) says so beside PASS, as the single-process steps' rows do (tests/cli.sh).
+if [ -n "$DRY" ]; then not_run 1 "$DRY"
+elif out=$("$(launcher np4-subnormal 4 "$MPI_BIN")" -m 31 -n 33 -k 17 --alpha 5e-324 --beta 5e-324 --reps 1 --warmup 0 2>&1) &&
+     grep -Eq '^ +31 +33 +17 .* PASS \(underflow allowance: results are subnormal; limit [0-9.]+e[+-][0-9]+\)$' <<<"$out"; then
+    pass "$MPI_BIN on 2x2, alpha = beta = 2^-1074: PASS with the underflow allowance named"
+else fail "$MPI_BIN on 2x2 with subnormal scalars: $(grep -E 'PASS|FAIL|error' <<<"$out" | head -n 1)"; fi
 if [ -n "$DRY" ]; then not_run 1 "$DRY"
 elif "$MPI_BIN" --sizes "$MPI_SMALL" --reps 1 --warmup 0 --seed "$SEED" --quiet >/dev/null 2>"$MPI_TMP/err"; then
     pass "$MPI_BIN without mpirun (one rank, MPI's singleton start)"
