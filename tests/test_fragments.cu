@@ -23,7 +23,8 @@
  * published by a barrier, and no copy goes into a stage that a warp may still read in the same interval
  * between barriers. With small integer inputs every FP32 sum is exact, so C is compared bit for bit.
  *
- * Step 27 (warps 4 and 8, stages 2-4, shift 0-4): its producer warp and consumer warps run as programs
+ * Step 27 (warps 4 and 6, stages 2-4, shift 0-3; with 4 warps, 3 points, barrier_of clamps shift 3 to
+ * shift 2's barriers, and that is tested too): its producer warp and consumer warps run as programs
  * transcribed from produce() and shift_sync_gemm's loop (a change to those loops must be made here too),
  * with the kernel's own producer<WARPS>::a_copy / b_copy, points, point_of, barrier_of, fragment offsets,
  * b_piece, acc_row / acc_col, update and tile_of_block. The producer runs as far ahead as the empty
@@ -32,7 +33,8 @@
  * reads), so a read too early or a refill too soon is caught in whichever order the warps run, not only
  * in the one run:
  *  1. each fill of a stage copies every element once, A's or B's element or a zero; over all points the
- *     producer's pieces copy what step 26's copier copies;
+ *     producer's pieces copy what step 26's copier copies (warps=4 only: step 26 has no 6-warp tile, and
+ *     warps=6 rests on the direct check);
  *  2. every chunk a consumer's ldmatrix reads was copied before the producer's arrive that its wait
  *     acquired, and the wait ends right after the point the warp needs (after the last point where its
  *     barrier is shared, points >= shift); each full barrier waited on gets 32 arrivals a slice, the others
@@ -41,15 +43,17 @@
  *     barrier, no read sees a stage being refilled, no copy goes over one that may be in flight;
  *  4. C bit for bit, and each accumulator exact (the mma, the costly part, for one shift per shape and
  *     stage count: every shift over the six shapes).
- * Bugs planted to see the checks bite, each caught (by check): point_of one point early (2: reads before
- * the arrive, arrivals on a barrier no warp waits for; 3: a refill over copies maybe in flight) or one late
- * (2: a wait that ends late, the unused barrier); A's copies unswizzled, B's ignoring the chunk's k (1: wrong
- * places, sources outside B; 4); barrier_of sharing barrier 0 (2: a late wait, deadlock); and in the
- * transcribed loops: the full arrive before a point's last piece (2: reads before the arrive; 3), the empty
- * arrive before the last k-step's load (3: reads of a stage being refilled; 4), no empty wait or its parity
- * flipped (3: refills over copies in flight; 2: deadlock), the consumers' full-wait parity wrong (2:
- * deadlock), no arrive after the last point (2: deadlock), the empty count one warp short (2: phases left
- * incomplete; 3: a refill before a warp's last read is known done).
+ * Bugs planted to see the checks bite, each caught with warps 4 and with 6 (by check): point_of one point
+ * early for warps 2 and up (2: reads before the arrive, arrivals on a barrier no warp waits for; 3: a refill
+ * over copies maybe in flight) or warp 1 one late (2: a wait that ends late, the unused barrier), both also
+ * by check_step27_functions (a point no warp's); A's copies unswizzled (1: wrong places; 4); B's source
+ * ignoring the chunk's k (1: wrong elements; 4) or its size ignoring it (1: sources outside B; 4);
+ * barrier_of sharing barrier 0 among the points >= shift (2: a late wait, deadlock); and in the transcribed
+ * loops: the full arrive before a point's last piece (2: reads before the arrive; 3), the empty arrive
+ * before the last k-step's load (3: reads of a stage being refilled; 4), no empty wait or its parity flipped
+ * (3: refills over copies in flight; 2: deadlock), the consumers' full-wait parity wrong (2: deadlock), no
+ * arrive after the last point (2: deadlock), the empty count one warp short (2: phases left incomplete; 3: a
+ * refill before a warp's last read is known done).
  *
  * Step 26's kernel file is included whole, and step 25's and step 27's beside it: their shared functions
  * must agree. main.c is not linked: this file has its own main.
@@ -78,6 +82,13 @@ namespace s27 { /* (its mbarrier.h is found beside it: a quoted include looks in
 #include "../steps/27_shift_sync/kernel.cu"
 }
 using namespace s26;
+
+/* The largest tiles that the emulation holds: step 26's of 8 warps (128x256) and step 27's of 6 consumers
+ * (128x192, s27::MAX_WARPS). The ring, the epilogue's tile and the stages below are sized for either. */
+static constexpr int larger(int a, int b) { return a > b ? a : b; }
+static constexpr int STEP26_WARPS_MAX = 8; /* step 26's warps: 4 or 8 */
+static constexpr int MAX_BN = larger(tiles<STEP26_WARPS_MAX>::BN, s27::tiles<s27::MAX_WARPS>::BN);
+static constexpr int MAX_STAGE = larger(tiles<STEP26_WARPS_MAX>::STAGE, s27::tiles<s27::MAX_WARPS>::STAGE);
 
 /* ---- bfloat16 bits and small random integers ---- */
 
@@ -256,8 +267,8 @@ static void check_slice_copies(const problem *P, int i0, int j0, int s, const ch
 {
     using T = tiles<WARPS>;
     using CP = copier<WARPS>;
-    static unsigned short stage[tiles<8>::STAGE];
-    static int times[tiles<8>::STAGE];
+    static unsigned short stage[tiles<STEP26_WARPS_MAX>::STAGE];
+    static int times[tiles<STEP26_WARPS_MAX>::STAGE];
     memset(times, 0, sizeof times);
     for (int t = 0; t < T::THREADS; ++t) {
         const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
@@ -306,7 +317,7 @@ static void check_slice_copies(const problem *P, int i0, int j0, int s, const ch
 
 /* ---- the block's shared memory, with what the race checks need ---- */
 
-enum { MAX_RING = MAX_STAGES * tiles<8>::STAGE, MAX_COPIES = MAX_STAGES * 256 * 16 + 256 * 16 };
+enum { MAX_RING = MAX_STAGES * MAX_STAGE, MAX_COPIES = MAX_STAGES * 256 * 16 + 256 * 16 };
 
 /** One copy issued and not yet landed. */
 struct copy_rec {
@@ -550,9 +561,10 @@ static void check_mma_layout()
 
 /* ---- one block, as the kernels walk it ---- */
 
-/** Per thread: the fragments of two k-steps and the accumulators (a block of 8 warps at most). */
-static fragments frag[256][2];
-static float acc[256][WM][2 * WN][4];
+/** Per thread: the fragments of two k-steps and the accumulators (a block of 8 warps at most: step 26's; step
+ *  27's 6 consumers use the first 6 warps' accumulators). */
+static fragments frag[STEP26_WARPS_MAX * WARP][2];
+static float acc[larger(STEP26_WARPS_MAX, s27::MAX_WARPS) * WARP][WM][2 * WN][4];
 
 /** load_fragments<WARPS> of every warp: k-step @p kk of the stage at ring element @p stage (slice @p s). */
 template <int WARPS>
@@ -623,7 +635,7 @@ static const epilogue_fns kernel26 = {acc_row, acc_col, update};
  */
 static void epilogue_emul(problem *P, int warps, int bn, int i0, int j0, const epilogue_fns &fn, const char *where)
 {
-    static int held[BM][tiles<8>::BN];
+    static int held[BM][MAX_BN];
     memset(held, 0, sizeof held);
     for (int w = 0; w < warps; ++w) {
         const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M;
@@ -786,10 +798,12 @@ static_assert(same(s27::WARP, WARP) && same(s27::BM, BM) && same(s27::BK, BK) &&
                   same(s27::WM, WM) && same(s27::WN, WN) && same(s27::MMA_M, MMA_M) &&
                   same(s27::KSTEPS, KSTEPS) && same(s27::MIN_STAGES, MIN_STAGES) &&
                   same(s27::MAX_STAGES, MAX_STAGES) && same(s27::tiles<4>::STAGE, tiles<4>::STAGE) &&
-                  same(s27::tiles<8>::STAGE, tiles<8>::STAGE) && same(s27::tiles<8>::AS_SIZE, tiles<8>::AS_SIZE),
-              "step 27's tiles are step 26's: the ring, the mma and the epilogue here serve both");
+                  same(s27::tiles<4>::BN, tiles<4>::BN) && same(s27::tiles<6>::AS_SIZE, tiles<4>::AS_SIZE) &&
+                  same(s27::tiles<6>::BN, 3 * WN * MMA_M) && same(s27::MAX_WARPS, 6),
+              "step 27's tiles are step 26's (its 6-warp tile: 2 x 3 of step 26's warp tiles): the ring, the mma and "
+              "the epilogue here serve both");
 
-static constexpr int CONSUMERS_MAX = 8;                 /* consumer warps of a block, at most */
+static constexpr int CONSUMERS_MAX = s27::MAX_WARPS;    /* consumer warps of a block, at most: 6 */
 static constexpr int MAX_SLICES = 8;                    /* slices of K a block's emulation takes (K <= 512) */
 static constexpr int MAX_OPS = 16 * MAX_SLICES + 4;     /* operations of one warp's program */
 static constexpr int CLOCKS = 1 + CONSUMERS_MAX;        /* vector clocks: [0] the producer's copies, [1 + w] warp w's */
@@ -893,14 +907,17 @@ static void check_fill(const problem *P, const unsigned short *v, const int *tim
 
 /**
  * The producer's pieces of slice @p s over all arrival points, landed at once in a stage of their own,
- * against step 26's copier's copies of the same slice (every thread of its block) and against A and B.
+ * against A and B (check_fill: each element once, A's or B's element or a zero) and, for 4 consumer warps,
+ * against step 26's copier's copies of the same slice (every thread of its 4-warp block). Step 26 has no
+ * 6-warp tile (its copier<6> would not compile: 192 threads do not keep the swizzle from pass to pass), so
+ * for 6 consumers the direct check stands alone.
  */
 template <int WARPS>
 static void check_producer_slice(const problem *P, int i0, int j0, int s, const char *where)
 {
-    using CP = copier<WARPS>; /* step 26's */
-    static unsigned short v[tiles<8>::STAGE], theirs[tiles<8>::STAGE];
-    static int times[tiles<8>::STAGE];
+    static_assert(WARPS == 4 || WARPS == s27::MAX_WARPS, "step 27 runs 4 or 6 consumer warps");
+    static unsigned short v[MAX_STAGE], theirs[MAX_STAGE];
+    static int times[MAX_STAGE];
     memset(times, 0, sizeof times);
     for (int p = 0; p < s27::points(WARPS); ++p) {
         piece pcs[2];
@@ -917,20 +934,27 @@ static void check_producer_slice(const problem *P, int i0, int j0, int s, const 
                     }
                 }
     }
-    for (int t = 0; t < tiles<WARPS>::THREADS; ++t) {
-        const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
-        for (int pass = 0; pass < CP::A_PASSES + CP::B_PASSES; ++pass) {
-            const bool is_a = pass < CP::A_PASSES;
-            const typename CP::chunk c = is_a ? cp.a_copy(s, pass, P->A, P->lda, P->K)
-                                              : cp.b_copy(s, pass - CP::A_PASSES, P->B, P->ldb, P->N, P->K, j0);
-            for (int r = 0; r < VEC; ++r) /* (its places: checked by check_slice_copies) */
-                theirs[c.dst + r] = r * ELEM < c.bytes ? bits_of(c.src[r]) : 0;
+    const unsigned short *against = NULL; /* step 26's stage, where it has the same tile */
+    if constexpr (WARPS == 4) {
+        using CP = copier<WARPS>; /* step 26's */
+        static_assert(tiles<WARPS>::STAGE == s27::tiles<WARPS>::STAGE, "the same tile in steps 26 and 27");
+        for (int t = 0; t < tiles<WARPS>::THREADS; ++t) {
+            const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
+            for (int pass = 0; pass < CP::A_PASSES + CP::B_PASSES; ++pass) {
+                const bool is_a = pass < CP::A_PASSES;
+                const typename CP::chunk c = is_a ? cp.a_copy(s, pass, P->A, P->lda, P->K)
+                                                  : cp.b_copy(s, pass - CP::A_PASSES, P->B, P->ldb, P->N, P->K, j0);
+                for (int r = 0; r < VEC; ++r) /* (its places: checked by check_slice_copies) */
+                    theirs[c.dst + r] = r * ELEM < c.bytes ? bits_of(c.src[r]) : 0;
+            }
         }
+        against = theirs;
     }
-    check_fill<WARPS>(P, v, times, theirs, i0, j0, s, where);
+    check_fill<WARPS>(P, v, times, against, i0, j0, s, where);
 }
 
-/** Every slice of every block tile of @p P: step 27's producer copies as step 26's copier. */
+/** Every slice of every block tile of @p P: step 27's producer copies each stage element once, A's or B's
+ *  element or a zero; with 4 consumers, as step 26's copier copies (check_producer_slice). */
 template <int WARPS>
 static void check_producer(const problem *P)
 {
@@ -943,8 +967,11 @@ static void check_producer(const problem *P)
                 snprintf(at, sizeof at, "%s, tile at (%d, %d)", where, i0, j0);
                 check_producer_slice<WARPS>(P, i0, j0, s, at);
             }
-    verdict(&t_copy, "the producer's pieces over all arrival points copy each stage element once, as step 26's "
-            "copier does: A's or B's element or a zero; sources aligned and inside", where);
+    verdict(&t_copy, WARPS == 4 ? "the producer's pieces over all arrival points copy each stage element once, as "
+                                  "step 26's copier does: A's or B's element or a zero; sources aligned and inside"
+                                : "the producer's pieces over all arrival points copy each stage element once: A's or "
+                                  "B's element or a zero (step 26 has no 6-warp tile to compare); sources aligned and "
+                                  "inside", where);
 }
 
 /* The block's warps as programs: each operation is one of the kernel's, all lanes of a warp in step. */
@@ -1461,7 +1488,7 @@ static void run_grid27(problem *P, int stages, int shift, int group, bool produc
 /** as_offset and bs_offset place every 16-byte chunk of a stage once, 16-byte aligned. */
 static void check_swizzle()
 {
-    static int times[tiles<8>::BN * BK];
+    static int times[tiles<STEP26_WARPS_MAX>::BN * BK];
     int ok = 1;
     memset(times, 0, sizeof(int) * BK * BM);
     for (int k = 0; k < BK; ++k)
@@ -1477,15 +1504,15 @@ static void check_swizzle()
     expect(ok, "as_offset: each chunk of As in its row, once, 16-byte aligned");
     ok = 1;
     memset(times, 0, sizeof times);
-    for (int j = 0; j < tiles<8>::BN; ++j)
+    for (int j = 0; j < tiles<STEP26_WARPS_MAX>::BN; ++j)
         for (int c = 0; c < BK / VEC; ++c) {
             const int e = bs_offset(j, c);
-            if (e < 0 || e % VEC != 0 || e + VEC > tiles<8>::BN * BK || e / BK != j)
+            if (e < 0 || e % VEC != 0 || e + VEC > tiles<STEP26_WARPS_MAX>::BN * BK || e / BK != j)
                 ok = 0;
             else
                 times[e / VEC]++;
         }
-    for (int u = 0; u < tiles<8>::BN * BK / VEC; ++u)
+    for (int u = 0; u < tiles<STEP26_WARPS_MAX>::BN * BK / VEC; ++u)
         ok &= times[u] == 1;
     expect(ok, "bs_offset: each chunk of Bs in its row, once, 16-byte aligned");
 }
@@ -1560,7 +1587,7 @@ static void check_step25_functions()
     for (int k = 0; k < BK; ++k)
         for (int c = 0; c < BM / VEC; ++c)
             ok &= s25::as_offset(k, c) == as_offset(k, c);
-    for (int j = 0; j < tiles<8>::BN; ++j)
+    for (int j = 0; j < tiles<STEP26_WARPS_MAX>::BN; ++j)
         for (int c = 0; c < BK / VEC; ++c)
             ok &= s25::bs_offset(j, c) == bs_offset(j, c);
     for (int l = 0; l < WARP; ++l)
@@ -1568,7 +1595,7 @@ static void check_step25_functions()
             for (int p = 0; p < 4; ++p) {
                 for (int wi = 0; wi < BM; wi += WM * MMA_M)
                     ok &= s25::a_fragment_offset(l, kk, wi, p) == a_fragment_offset(l, kk, wi, p);
-                for (int wj = 0; wj < tiles<8>::BN; wj += WN * MMA_M)
+                for (int wj = 0; wj < tiles<STEP26_WARPS_MAX>::BN; wj += WN * MMA_M)
                     ok &= s25::b_fragment_offset(l, kk, wj, p) == b_fragment_offset(l, kk, wj, p);
             }
     for (int l = 0; l < WARP; ++l)
@@ -1598,7 +1625,7 @@ static void check_step27_functions()
     for (int k = 0; k < BK; ++k)
         for (int c = 0; c < BM / VEC; ++c)
             ok &= s27::as_offset(k, c) == as_offset(k, c);
-    for (int j = 0; j < tiles<8>::BN; ++j)
+    for (int j = 0; j < MAX_BN; ++j)
         for (int c = 0; c < BK / VEC; ++c)
             ok &= s27::bs_offset(j, c) == bs_offset(j, c);
     for (int l = 0; l < WARP; ++l)
@@ -1606,7 +1633,7 @@ static void check_step27_functions()
             for (int p = 0; p < 4; ++p) {
                 for (int wi = 0; wi < BM; wi += WM * MMA_M)
                     ok &= s27::a_fragment_offset(l, kk, wi, p) == a_fragment_offset(l, kk, wi, p);
-                for (int wj = 0; wj < tiles<8>::BN; wj += WN * MMA_M)
+                for (int wj = 0; wj < MAX_BN; wj += WN * MMA_M)
                     ok &= s27::b_fragment_offset(l, kk, wj, p) == b_fragment_offset(l, kk, wj, p);
             }
     for (int l = 0; l < WARP; ++l)
@@ -1632,11 +1659,17 @@ static void check_step27_functions()
     s27::update(c27, 1, 1, 2, 0, 0, 2.0f, -1.0f, 5.0f), update(c26, 1, 1, 2, 0, 0, 2.0f, -1.0f, 5.0f);
     s27::update(c27, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f), update(c26, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f);
     ok &= bits_of(c27[0]) == bits_of(c26[0]) && bits_of(c27[1]) == bits_of(c26[1]);
-    for (int warps = 4; warps <= CONSUMERS_MAX; warps *= 2) /* every consumer's point among the slice's */
-        for (int w = 0; w < warps; ++w)
+    for (int warps : {4, (int)s27::MAX_WARPS}) { /* every consumer's point among the slice's, every point a warp's */
+        int pointed = 0;
+        for (int w = 0; w < warps; ++w) {
             ok &= s27::point_of(w) >= 0 && s27::point_of(w) < s27::points(warps) && s27::points(warps) <= FULLS;
+            pointed |= 1 << s27::point_of(w);
+        }
+        ok &= pointed == (1 << s27::points(warps)) - 1;
+    }
+    ok &= s27::points(s27::MAX_WARPS) == FULLS; /* the 6-warp tile uses every full barrier of a stage */
     expect(ok, "step 27's as_offset, bs_offset, a/b_fragment_offset, b_piece, acc_row/col, tiles_along, "
-           "tile_of_block, update: step 26's; point_of within points()");
+           "tile_of_block, update: step 26's; point_of within points() (warps 4 and 6), every point a warp's");
 }
 
 /** A shape of the test. */
@@ -1646,7 +1679,7 @@ struct test_shape {
 };
 
 static const test_shape shapes[] = {
-    {128, 256, 64, 1.0f, 0.0f},   /* whole tiles, one slice */
+    {128, 256, 64, 1.0f, 0.0f},   /* whole tiles, one slice (step 27's 6-warp tile: one whole, one of 64 columns) */
     {300, 300, 200, 2.0f, 0.0f},  /* edges in M and N, K = 3 slices + 8 (not a multiple of 16) */
     {77, 45, 13, 1.0f, 0.5f},     /* K < BK, not a multiple of 8; M, N not multiples of 8 */
     {257, 520, 100, -1.0f, 2.0f}, /* one row past a tile; N of 3 to 5 tiles, interior blocks; K % 16 = 4 */
@@ -1678,15 +1711,16 @@ int main(void)
             run_grid<8>(&P, stages, group);
             group = group % 8 + 1; /* 1..8 over the shapes */
         }
-        check_producer<4>(&P);
-        check_producer<8>(&P);
+        check_producer<4>(&P); /* against step 26's copier too */
+        check_producer<6>(&P); /* step 26 has no 6-warp tile: the direct check alone */
         for (int stages = MIN_STAGES; stages <= MAX_STAGES; ++stages)
             for (int shift = 0; shift < s27::MAX_POINTS; ++shift) {
                 /* the product (the costly part) for one shift per shape and stage count: every shift over the
-                 * shapes; the copies, reads and barriers for all */
+                 * shapes; the copies, reads and barriers for all. Shift 3 with 4 warps (3 points) is clamped by
+                 * barrier_of: the kernel takes it, so it is run too. */
                 const bool product = shift == (shape + stages) % s27::MAX_POINTS;
                 run_grid27<4>(&P, stages, shift, group, product);
-                run_grid27<8>(&P, stages, shift, group, product);
+                run_grid27<s27::MAX_WARPS>(&P, stages, shift, group, product);
                 group = group % 16 + 1;
             }
         free_problem(&P);
