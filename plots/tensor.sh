@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lessons 24-31's charts, from steps/24_wmma/measure.sh's and steps/31_stream_k/measure.sh's data
+# Lessons 24-31's charts, from the steps' measure.sh scripts' data (steps 24, 26, 27 and 31)
 # (plots/render.sh calls it where they are):
 #
 #   plots/tensor.sh DATA OUT
@@ -9,8 +9,8 @@
 #                 per SM (the occupancy they allow) on the right
 #   tc_stages     steps 25 and 26 against the number of stages in the cp.async ring, one line per block tile
 #                 (step 25: one stage), at 8192^3, with cuBLAS BF16 of the same runs
-#   tc_sync       step 27 against the stages at the 128x128 tile, one line per synchronization (shift=0..3)
-#                 and producer count, beside step 26 at the same tile, at 8192^3
+#   tc_sync       step 27 against the stages, one line per tile and synchronization (shift=0..4), beside
+#                 step 26 at the same tile, at 8192^3
 #   tc_ablation   step 31 with each ingredient switched off in turn (step31_ablation.csv): the rate as a
 #                 fraction of cuBLAS BF16 in the same run, at 4096^3 and 8192^3
 #   tc_cycles     step 31 and cuBLAS: Nsight Compute's cycles of one call at M = N = 4096 against K, with
@@ -77,21 +77,24 @@ if [ -s "$DATA/step26_stages.csv" ]; then
 fi
 if [ -s "$DATA/step27_sync.csv" ]; then
     : >"$TMP/sy.gp.plot"
-    # step,tile,shift,producers,stages,m,gflops,... : one line per (step, shift, producers) at 128x128, 8192^3
-    for key in "26,-,-" "27,0,2" "27,1,2" "27,2,2" "27,3,2" "27,3,1" "27,0,1" "27,3,4"; do
-        IFS=, read -r st sh pr <<<"$key"
-        awk -F, -v s="$st" -v h="$sh" -v p="$pr" 'NR > 1 && $1 == s && $2 == "128x128" && $3 == h && $4 == p &&
-            $6 == 8192 { print $5, $7 / 1000 }' "$DATA/step27_sync.csv" >"$TMP/sy_$st$sh$pr.dat"
-        [ -s "$TMP/sy_$st$sh$pr.dat" ] || continue
-        if [ "$st" = 26 ]; then title="step 26 (all warps copy and multiply)"; style="lw 3 pt 5 lc rgb '#000000'"
-        else title="step 27, shift=$sh, $pr producer warp$([ "$pr" != 1 ] && echo s)"; style="lw 2 pt 7 dt $([ "$pr" = 2 ] && echo 1 || echo 2)"
-            [ "$pr" = 4 ] && style="$style lc rgb '#888888'"; fi
+    # step,warps,tile,stages,shift,registers,m,n,k,gflops,...: one line per (tile, step, shift) at 8192^3; the
+    # 128x256 tile (8 consumer warps) in full lines, the 128x128 tile (4) dashed
+    for key in 8,26,- 8,27,0 8,27,1 8,27,2 8,27,3 8,27,4 4,26,- 4,27,0 4,27,2; do
+        IFS=, read -r w st sh <<<"$key"
+        awk -F, -v w="$w" -v s="$st" -v h="$sh" 'NR > 1 && $1 == s && $2 == w && $5 == h && $7 == 8192 {
+            print $4, $10 / 1000 }' "$DATA/step27_sync.csv" >"$TMP/sy_$w$st$sh.dat"
+        [ -s "$TMP/sy_$w$st$sh.dat" ] || continue
+        tile=128x$((w * 32)); dash=$([ "$w" = 8 ] && echo 1 || echo 2)
+        if [ "$st" = 26 ]; then title="step 26, $tile"; style="lw 3 pt 5 dt $dash lc rgb '#000000'"
+        else title="step 27, $tile, shift=$sh"; style="lw 2 pt 7 dt $dash"; fi
         printf "%s'%s' using 1:2 with linespoints %s title '%s'" "$([ -s "$TMP/sy.gp.plot" ] && echo ", ")" \
-            "$TMP/sy_$st$sh$pr.dat" "$style" "$title" >>"$TMP/sy.gp.plot"
+            "$TMP/sy_$w$st$sh.dat" "$style" "$title" >>"$TMP/sy.gp.plot"
     done
-    cublas=$(awk -F, 'NR > 1 && $6 == 8192 { s += $8; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step27_sync.csv")
+    cublas=$(awk -F, 'NR > 1 && $7 == 8192 { s += $11; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "$DATA/step27_sync.csv")
+    d27=$(sed -n 's/^date=//p' "$DATA/step27_meta.txt" 2>/dev/null)
+    dev27=$(sed -n 's/^device=//p' "$DATA/step27_meta.txt" 2>/dev/null)
     {
-        echo "set title \"Step 27 beside step 26 at 8192^3, 128x128 tiles, 4 computing warps\\n$DEVICE${DATE:+, data of $DATE}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set title \"Step 27 (a producer warp, consumers on mbarriers) beside step 26 at 8192^3\\n${dev27:-$DEVICE}${d27:+, data of $d27}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
         echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:4.2]; set xtics 2,1,4; set yrange [0:*]"
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/sy.gp.plot")"

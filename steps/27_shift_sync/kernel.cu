@@ -1,112 +1,115 @@
 /**
  * @file
- * @brief Step 27: producer and consumer warps, full and empty barriers per stage, and "shift
- * synchronization": each consumer warp starts as soon as the copies it needs have landed, in the order
- * they were issued.
+ * @brief Step 27: step 26's tiles filled by a producer warp and read by consumer warps that meet at
+ * mbarriers; shift synchronization: each consumer starts once the copies it needs have landed.
  *
- * In step 26 every thread copies and every thread multiplies, and one barrier
- * per slice makes all warps wait for all copies and for each other. Here the
- * roles split. `--param producers=` warps (1, 2 or 4) issue every copy; four
- * consumer warps (2 x 2, each WM x WN fragments) only multiply. They meet at
- * mbarriers (mbarrier.h), two kinds per stage of the ring:
+ * In step 26 every warp copies and every warp multiplies, and one block-wide
+ * barrier per slice makes each warp wait for the whole slice and for the
+ * slowest warp. Here the roles split: one producer warp issues every copy, and
+ * the `warps` consumer warps (a 2 x 2 or 2 x 3 grid of step 26's 64x64 warp
+ * tiles) only multiply. They meet at mbarriers (mbarrier.h), two kinds per
+ * stage of the ring:
  *
- *   full[stage][b]  the copies a consumer needs have landed (every producer
- *                   thread arrives when its own copies complete:
- *                   cp.async.mbarrier.arrive.noinc);
- *   empty[stage]    the four consumers are done with the stage (every consumer
- *                   thread arrives after its last read), so the producers may
- *                   refill it.
+ *   full[stage][b]  the copies that the consumers of barrier b need have
+ *                   landed: every producer lane arrives with
+ *                   cp.async.mbarrier.arrive.noinc, which fires when that
+ *                   lane's earlier copies have completed;
+ *   empty[stage]    the consumers have read the stage: every consumer thread
+ *                   arrives after its last ldmatrix from it, and the producer
+ *                   waits for that before it refills the stage.
  *
- * No consumer waits for another consumer, and no one waits at a block-wide
- * barrier inside the loop.
+ * No warp waits at a block-wide barrier inside the loop, and no consumer waits
+ * for another consumer.
  *
- * `--param shift=k` chooses the full barriers of a stage: the first k consumer
- * warps have one each, and the rest share one.
+ * Shift synchronization orders a slice's copies by need. Consumer warp w
+ * multiplies A's rows of half w % 2 by B's columns of part w / 2, so the
+ * producer issues the slice in pieces and arrival points:
  *
- *   shift=0  one: every consumer waits until the whole slice has landed (step 26's
- *            wait, without the block-wide barrier);
- *   shift=3  shift synchronization, one per consumer warp (the default). The
- *            producers issue the slice in the order the consumers need it (top to
- *            bottom: A's rows of warp 0 and B's columns of warp 0, then A's rows
- *            of warp 1, then B's columns of warps 2 and 3) and arrive on warp w's
- *            barrier right after the copies warp w needs. Since a thread's arrive
- *            fires when all its earlier copies are done, the barriers complete in
- *            that order: warp 0 starts while the rest of the slice is still on its
- *            way, and the shift is kept from stage to stage;
- *   shift=1, 2  the selective variant: separate barriers for the first 1 or 2
- *            warps, one for the rest (fewer barriers to arrive on and to poll).
+ *   point 0:      A half 0, B part 0   warp 0 can start
+ *   point 1:      A half 1             warp 1 can start
+ *   point 1 + q:  B part q             warps 2q and 2q + 1 can start
  *
- * The producers' copies: interior tiles with aligned columns take a fast
- * path (copy_tile_inside: a start and a stride per thread, two additions
- * per 16-byte copy), because a few warps now issue what 4 warps issued in
- * step 26. Edge slices take step 26's guarded copies; unaligned columns copy
- * element by element, and then the producers wait for their own copies and
- * arrive with an ordinary (release) arrive. The fragments, the epilogue and
- * the settings wm, wn, stages, group and ldsm are step 26's.
+ * (3 points with 4 consumers, 4 with 6). `--param shift=k`: the first k points
+ * have a full barrier of their own and the rest share one. shift=0 is one full
+ * barrier per stage (the whole slice, as in step 26 but without the block-wide
+ * barrier); the largest shift (the default) gives every point its own, so warp
+ * 0 starts while the rest of the slice is on its way; the values in between
+ * are the selective variant (fewer barriers to arrive on and to poll). A shift
+ * above the tile's points counts as its largest.
  *
- * Why every consumer thread arrives on the empty barrier rather than lane 0
- * after a __syncwarp (fewer arrivals, equally correct): compute-sanitizer's
- * racecheck does not follow the second, and reports the producers' next
- * writes as racing with the other lanes' reads (racecheck_probe.cu shows it
- * on a 30-line ring); with every thread releasing its own reads, racecheck
- * can check this kernel, and the cost is within 1% (the lesson).
+ * Why 6 consumers at most, where step 26 runs 8 warps of 64x64: an SM's
+ * register file is four files of 16 K registers, one per scheduler, and a
+ * block's warps are dealt to the schedulers in turn. A 64x64 warp tile needs
+ * about 230 registers a thread (233 on sm_90), so a scheduler holds two such
+ * warps (2 x 32 x 256 = 16 K) and no more: 8 consumers and a producer, 9
+ * warps, would put 3 on one scheduler and fail to launch ("too many
+ * resources requested"), even at 224 registers a thread. With 6
+ * consumers and the producer, 7 warps, every scheduler has at most 2; with 4
+ * and the producer, 5 warps, one block per SM (a second would make 10).
+ * Every warp of a block gets the same registers, the producer too: this is
+ * what Hopper's setmaxnreg (step 29) undoes.
  *
- * Measured on the H200 (2026-12-01, the lesson): correct over the shape set
- * and clean under compute-sanitizer, but slower than step 26 at every
- * setting; shift synchronization is slower than one barrier per stage.
+ * Settings: `--param warps=4|6` (consumer warps: block tile 128x128 or
+ * 128x192), `stages=2..4`, `group=1..16` (step 26's), `shift=0..3`.
  */
 #include <stdint.h>
 #include <stdio.h>
 
 #include <cuda_bf16.h>
-#include <mma.h>
 
 #include "gpu.h"
 #include "mbarrier.h"
 #include "step.h"
 
-using namespace nvcuda;
-
 enum {
-    FRAG = 16,                    /* WMMA's BF16 shape: 16 x 16 x 16 */
     WARP = 32,                    /* threads per warp */
-    WARPS_M = 2, WARPS_N = 2,     /* consumer warps along M and along N: a 2 x 2 grid */
-    BK = 32,                      /* K per slice: two k-steps of FRAG */
-    SKEW = 8,                     /* padding per shared column, in elements: 16 bytes */
-    VEC = 8,                      /* bfloat16 per 16-byte copy */
+    MMA_M = 16, MMA_N = 8, MMA_K = 16, /* mma.sync m16n8k16 */
+    WARPS_M = 2,                  /* consumer warps along M; along N: warps / WARPS_M */
+    WM = 4,                       /* 16-row pieces of A per warp: the warp tile is 64 rows */
+    WN = 4,                       /* 16-column pieces of B per warp: the warp tile is 64 columns */
+    BM = WARPS_M * WM * MMA_M,    /* 128: block tile rows */
+    BK = 64,                      /* K per slice: four k-steps */
+    KSTEPS = BK / MMA_K,          /* 4 */
+    VEC = 8,                      /* bfloat16 per 16-byte chunk (one cp.async, one ldmatrix row) */
+    CHUNK_BYTES = 16,
     ELEM = sizeof(__nv_bfloat16), /* bytes per element */
-    MIN_STAGES = 2, MAX_STAGES = 6,
-    /* the defaults: step 26's tile, stages and fragments (128x128 tiles of 4 consumer warps, 4 stages,
-     * ldmatrix + mma.sync), the fastest producer count measured (2), and the scheme of this step */
-    DEFAULT_WM = 4, DEFAULT_WN = 4, DEFAULT_STAGES = 4, DEFAULT_GROUP = 8, DEFAULT_LDSM = 1,
-    DEFAULT_PRODUCERS = 2
+    SWIZZLE = 8,                  /* chunks whose order the XOR permutes: 8 x 16 bytes = the 32 banks */
+    MIN_STAGES = 2, MAX_STAGES = 4,
+    MAX_WARPS = 6,                /* consumer warps at most (the header says why) */
+    MAX_POINTS = MAX_WARPS / WARPS_M + 1, /* arrival points of a slice with 6 consumers: 4 */
+    DEFAULT_WARPS = 6, DEFAULT_STAGES = 3, DEFAULT_GROUP = 8, DEFAULT_SHIFT = MAX_POINTS - 1,
+    DEFAULT_SMEM = 48 * 1024,     /* above this a kernel must opt in to its shared memory */
+    STATIC_SMEM = 1024            /* a bound on the kernel's static shared memory: its barriers (at most 160 bytes) */
 };
-static_assert(BK % FRAG == 0 && BK % VEC == 0, "a slice is whole k-steps and whole 16-byte copies");
+static_assert(BM / VEC >= SWIZZLE && BK / VEC == SWIZZLE, "the swizzle permutes whole rows of 8 chunks");
 
-static int warp_m = DEFAULT_WM, warp_n = DEFAULT_WN; /* --param wm= wn= */
-static int stages = DEFAULT_STAGES, group = DEFAULT_GROUP;                  /* --param stages= group= */
-static int ldsm = DEFAULT_LDSM; /* --param ldsm=1: fragments by ldmatrix and mma.sync; 0: by WMMA (step 24's) */
+static int warps = DEFAULT_WARPS, stages = DEFAULT_STAGES, group = DEFAULT_GROUP; /* --param */
+static int shift = DEFAULT_SHIFT;
 
-/** The tile sizes of WARPS_M x WARPS_N consumer warps of WM x WN fragments, and the ring of stages. */
-template <int WM, int WN> struct tiles {
-    static constexpr int BM = WARPS_M * WM * FRAG;    /**< block tile rows (of C and A) */
-    static constexpr int BN = WARPS_N * WN * FRAG;    /**< block tile columns (of C and B) */
-    static constexpr int AS_LD = BM + SKEW;           /**< As: BK columns of BM rows (column-major, as A) */
-    static constexpr int BS_LD = BK + SKEW;           /**< Bs: BN columns of BK rows (column-major, as B) */
-    static constexpr int AS_SIZE = BK * AS_LD;        /**< elements of one stage of A */
-    static constexpr int STAGE = AS_SIZE + BN * BS_LD; /**< elements of one stage: A's slice, then B's */
-    static constexpr int PATCHES = WARPS_M * WARPS_N * FRAG * FRAG; /**< floats: a 16x16 patch per warp */
-    /** Bytes of dynamic shared memory of a ring of @p n_stages stages and the epilogue's patches. */
-    static constexpr int smem_bytes(int n_stages)
-    {
-        return n_stages * STAGE * ELEM + PATCHES * (int)sizeof(float);
-    }
+/** The tile sizes of a block of WARPS consumer warps and one producer warp. */
+template <int WARPS> struct tiles {
+    static constexpr int THREADS = (WARPS + 1) * WARP;         /**< threads per block: the producer is the last warp */
+    static constexpr int BN = WARPS / WARPS_M * WN * MMA_M;    /**< block tile columns: 128 or 192 */
+    static constexpr int AS_SIZE = BK * BM;                    /**< elements of one stage of A */
+    static constexpr int STAGE = AS_SIZE + BN * BK;            /**< elements of one stage: A's slice, then B's */
+    /** Bytes of dynamic shared memory: a ring of @p n_stages stages. */
+    static constexpr int smem_bytes(int n_stages) { return n_stages * STAGE * ELEM; }
 };
+
+/* ---- The swizzled shared tiles (step 25). As holds a slice of A as BK rows of BM elements (row k: the
+ * slice's column k, BM/8 chunks of 16 bytes); Bs holds a slice of B as BN rows of BK elements (row j:
+ * column j of B, 8 chunks). Chunk c of row r is stored at chunk c XOR (r mod 8): the 8 rows an ldmatrix
+ * reads then lie in 8 different groups of banks. ---- */
+
+/** Element offset in As of chunk @p c (rows 8c..8c+7 of A) of slice column @p k. */
+__host__ __device__ int as_offset(int k, int c) { return k * BM + (c ^ (k % SWIZZLE)) * VEC; }
+/** Element offset in Bs of chunk @p c (k = 8c..8c+7) of column @p j. */
+__host__ __device__ int bs_offset(int j, int c) { return j * BK + (c ^ (j % SWIZZLE)) * VEC; }
 
 /** The bfloat16 nearest to @p x (ties to even). */
-__device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
+__host__ __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 /** The float equal to @p x (exact). */
-__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__host__ __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
  *  the rest filled with zeros (nothing is read when @p inside is 0). */
@@ -156,159 +159,156 @@ __device__ void mma_16816(float d[4], const unsigned a[4], const unsigned b[2])
 }
 
 /**
- * Issue the copies of the ROWS x COLS piece of the R x Cn matrix X that starts at (r0, c0) into the
- * shared tile S (leading dimension s_ld), zeros where the piece leaves X. With 16-byte aligned columns
- * (@p aligned) every piece of 8 rows is one cp.async; otherwise the copy is element by element, done
- * when the function returns.
+ * The producer's copies. A slice is issued in pieces of 512 chunks of 16 bytes: A's half h (rows 64h..64h+63
+ * of the block tile, chunks 8h..8h+7 of every row of As: the swizzle keeps a chunk inside its half) and B's
+ * part q (columns 64q..64q+63 of the tile, whole rows of Bs). Lane t copies chunk 32p + t of a piece in pass
+ * p = 0..15: eight lanes take the eight chunks of one row of the tile (128 contiguous bytes of A or B), the
+ * warp four rows.
  */
-template <int ROWS, int COLS>
-__device__ void copy_tile(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, int ldx, int R, int Cn, int r0,
-                          int c0, bool aligned, int tid, int threads)
-{
-    if (aligned) {
-        constexpr int VECS_PER_COL = ROWS / VEC; /* 16-byte pieces down one column of the tile */
-        for (int v = tid; v < VECS_PER_COL * COLS; v += threads) {
-            int c = v / VECS_PER_COL, r = (v % VECS_PER_COL) * VEC; /* consecutive threads: down a column */
-            int rows_in = min(max(R - (r0 + r), 0), VEC);          /* rows of the piece inside X */
-            bool inside = rows_in > 0 && c0 + c < Cn;
-            /* (a piece wholly outside reads nothing: point it at X itself, a valid address) */
-            const __nv_bfloat16 *src = inside ? X + (r0 + r) + (size_t)(c0 + c) * ldx : X;
-            copy16(S + r + c * s_ld, src, inside ? rows_in * ELEM : 0);
-        }
-    } else {
-        const __nv_bfloat16 zero = to_bf16(0.0f);
-        for (int e = tid; e < ROWS * COLS; e += threads) {
-            int c = e / ROWS, r = e % ROWS;
-            bool inside = r0 + r < R && c0 + c < Cn;
-            S[r + c * s_ld] = inside ? X[(r0 + r) + (size_t)(c0 + c) * ldx] : zero;
+template <int WARPS> struct producer {
+    using T = tiles<WARPS>;                                   /**< the block's tile sizes */
+    static constexpr int ROWS_PER_PASS = WARP / SWIZZLE;      /**< tile rows one pass covers: 4 */
+    static constexpr int HALF = WN * MMA_M;                   /**< A's rows of a half, B's columns of a part: 64 */
+    static constexpr int PASSES = BK * (HALF / VEC) / WARP;   /**< passes per piece: 16 */
+    static_assert(HALF / VEC == SWIZZLE, "a row of a piece is one row of the swizzle: 8 chunks");
+    static_assert(ROWS_PER_PASS * PASSES == BK && BK == HALF, "16 passes of 4 rows: 64 rows of As or of Bs");
+    static_assert(WM * MMA_M == HALF, "A's halves are the warp tile's rows");
+    int lane_row;   /**< this lane's row of the tile in pass 0 (t / 8) */
+    int lane_chunk; /**< its chunk within the piece's row (t % 8) */
+
+    /** One 16-byte copy: where it lands, where it reads, how much of it lies inside the matrix. */
+    struct chunk {
+        int dst;                  /**< element offset in the stage */
+        const __nv_bfloat16 *src; /**< its first element (the matrix itself where nothing is read) */
+        int bytes;                /**< bytes read from src: the rest of the 16 are zeros */
+    };
+
+    /** Lane @p t's place in every piece. */
+    __host__ __device__ explicit producer(unsigned t) : lane_row(t / SWIZZLE), lane_chunk(t % SWIZZLE) {}
+
+    /** Pass @p p of A's half @p h of slice @p s, for the block's rows from @p i0. */
+    __host__ __device__ chunk a_copy(int h, int s, int p, const __nv_bfloat16 *A, int lda, int M, int K,
+                                     int i0) const
+    {
+        const int k = p * ROWS_PER_PASS + lane_row;     /* the slice's column: a row of As */
+        const int c = h * SWIZZLE + lane_chunk;         /* the chunk of that row: A's rows 8c..8c+7 */
+        const int rows = min(max(M - (i0 + c * VEC), 0), VEC); /* of them, inside A */
+        const bool inside = rows > 0 && s * BK + k < K;
+        chunk x;
+        x.dst = as_offset(k, c);
+        /* (a chunk wholly outside reads nothing, but its address must still be valid: A itself) */
+        x.src = inside ? A + (i0 + c * VEC) + (size_t)(s * BK + k) * lda : A;
+        x.bytes = inside ? rows * ELEM : 0;
+        return x;
+    }
+
+    /** Pass @p p of B's part @p q of slice @p s, for the block's columns from @p j0. */
+    __host__ __device__ chunk b_copy(int q, int s, int p, const __nv_bfloat16 *B, int ldb, int N, int K,
+                                     int j0) const
+    {
+        const int j = q * HALF + p * ROWS_PER_PASS + lane_row; /* the tile's column: a row of Bs */
+        const int k_rows = min(max(K - (s * BK + lane_chunk * VEC), 0), VEC); /* rows of the chunk inside B */
+        const bool inside = k_rows > 0 && j0 + j < N;
+        chunk x;
+        x.dst = T::AS_SIZE + bs_offset(j, lane_chunk);
+        x.src = inside ? B + (s * BK + lane_chunk * VEC) + (size_t)(j0 + j) * ldb : B;
+        x.bytes = inside ? k_rows * ELEM : 0;
+        return x;
+    }
+
+    /** Issue A's half @p h of slice @p s into stage @p st. */
+    __device__ void issue_a(__nv_bfloat16 *st, int h, int s, const __nv_bfloat16 *A, int lda, int M, int K,
+                            int i0) const
+    {
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p) {
+            const chunk x = a_copy(h, s, p, A, lda, M, K, i0);
+            copy16(st + x.dst, x.src, x.bytes);
         }
     }
+
+    /** Issue B's part @p q of slice @p s into stage @p st. */
+    __device__ void issue_b(__nv_bfloat16 *st, int q, int s, const __nv_bfloat16 *B, int ldb, int N, int K,
+                            int j0) const
+    {
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p) {
+            const chunk x = b_copy(q, s, p, B, ldb, N, K, j0);
+            copy16(st + x.dst, x.src, x.bytes);
+        }
+    }
+};
+
+/** Arrival points of a slice with WARPS consumer warps: A half 0 with B part 0, A half 1, then B parts 1... */
+__host__ __device__ constexpr int points(int consumer_warps) { return consumer_warps / WARPS_M + 1; }
+/** The arrival point after which consumer warp @p w has all it needs of a slice. */
+__host__ __device__ int point_of(int w) { return w < WARPS_M ? w : 1 + w / WARPS_M; }
+/** The full barrier of arrival point @p p: its own for the first @p shift points, one shared by the rest. */
+__host__ __device__ int barrier_of(int p, int shift) { return min(p, shift); }
+
+/** A warp's fragments of one k-step: WM 16x16 pieces of A, WN 16x16 pieces of B (two 16x8 each). */
+struct fragments {
+    unsigned a[WM][4]; /**< piece a of A: a[0..3] of mma_16816 */
+    unsigned b[WN][4]; /**< piece b of B: b[0], b[1] of its first 16x8 piece, then of its second */
+};
+
+/**
+ * Element offset in As of the row that lane @p lane gives ldmatrix_x4_trans for piece @p a of A (16 rows
+ * further per piece) in k-step @p kk of the warp tile at row @p wi. The lane gives row lane % 8 of tile
+ * lane / 8; tiles 0..3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15)
+ * of a 16x16 piece: a[0..3] of mma_16816. A tile's 8 addresses are 8 consecutive k (rows of As), and
+ * .trans turns them into k-pairs.
+ */
+__host__ __device__ int a_fragment_offset(int lane, int kk, int wi, int a)
+{
+    const int tile = lane / 8, row = lane % 8;
+    const int a_k = kk * MMA_K + (tile / 2) * 8 + row, a_chunk = (wi + (tile % 2) * 8) / VEC;
+    return as_offset(a_k, a_chunk + a * (MMA_M / VEC)); /* piece a: 16 rows further, two chunks on */
 }
 
 /**
- * The fast path of copy_tile: the ROWS x COLS piece at X, wholly inside the matrix, with 16-byte aligned
- * columns, into S, by @p threads threads (a multiple of ROWS / VEC). Thread tid always copies the same
- * 8 rows, (tid % VPC) * VEC.., of columns tid / VPC, then every threads / VPC-th further on, so its
- * addresses are a start and a stride: two additions per 16-byte copy, where copy_tile spends a dozen
- * instructions on indices and guards. (A few producer warps issue every copy of a block: their
- * instructions per copy set the pace.)
+ * Element offset in Bs of the row that lane @p lane gives ldmatrix_x4 for piece @p b of B (16 columns
+ * further per piece) in k-step @p kk of the warp tile at column @p wj. Tiles 0..3 = (k 0-7, n 0-7),
+ * (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] of the first 16x8 piece, then of the
+ * second. A tile's 8 addresses are 8 consecutive columns j.
  */
-template <int ROWS, int COLS>
-__device__ void copy_tile_inside(__nv_bfloat16 *S, int s_ld, const __nv_bfloat16 *X, int ldx, int tid, int threads)
+__host__ __device__ int b_fragment_offset(int lane, int kk, int wj, int b)
 {
-    constexpr int VPC = ROWS / VEC;                     /* 16-byte pieces down one column */
-    const int r = (tid % VPC) * VEC, c = tid / VPC;     /* this thread's rows, and its first column */
-    const int step = threads / VPC;                     /* columns between two of its copies */
-    const __nv_bfloat16 *src = X + r + (size_t)c * ldx;
-    __nv_bfloat16 *dst = S + r + c * s_ld;
-    for (int j = c; j < COLS; j += step, src += (size_t)step * ldx, dst += step * s_ld)
-        copy16(dst, src, VEC * ELEM); /* all 16 bytes inside */
+    const int tile = lane / 8, row = lane % 8;
+    const int b_j = wj + (tile / 2) * 8 + row, b_chunk = (kk * MMA_K + (tile % 2) * 8) / VEC;
+    return bs_offset(b_j + b * MMA_M, b_chunk); /* piece b: the same row mod 8, the same swizzle */
 }
 
-/** Tiles of size t along n elements (the last one partial). */
-__device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
-
-/** The block's tile (tm, tn) of C: block ids walk down GROUP rows of tiles, then on to the next column. */
-__device__ void tile_of_block(int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
+/** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
+template <int WARPS>
+__device__ void load_fragments(fragments &f, const __nv_bfloat16 *as, int kk, int wi, int wj)
 {
-    int per_group = group_rows * tiles_n;          /* blocks in one group of rows */
-    int g = blockIdx.x / per_group, in = blockIdx.x % per_group;
-    int first = g * group_rows;                    /* the group's first row of tiles */
-    int rows = min(tiles_m - first, group_rows);   /* the last group may be shorter */
-    *tm = first + in % rows;
-    *tn = in / rows;
-}
-
-/* ---- The warp's WM x WN tiles of 16x16 in two forms: WMMA fragments, or mma.sync's registers. ---- */
-
-/** WMMA: one accumulator fragment per 16x16 tile (layout owned by the compiler). */
-template <int WM, int WN> struct wmma_acc {
-    wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> f[WM][WN]; /**< [fragment row][fragment column] */
-};
-/** mma.sync: a 16x16 tile is two 16x8 tiles of four floats per lane (mma_16816's d). */
-template <int WM, int WN> struct mma_acc {
-    float c[WM][2 * WN][4]; /**< [fragment row a][16x8 column n][d0..d3] */
-};
-
-/** Set every accumulator to 0 (WMMA). */
-template <int WM, int WN> __device__ void zero(wmma_acc<WM, WN> &acc)
-{
+    const __nv_bfloat16 *bs = as + tiles<WARPS>::AS_SIZE;
+    const int lane = threadIdx.x % WARP;
 #pragma unroll
     for (int a = 0; a < WM; ++a)
+        ldmatrix_x4_trans(f.a[a], as + a_fragment_offset(lane, kk, wi, a));
 #pragma unroll
-        for (int b = 0; b < WN; ++b)
-            wmma::fill_fragment(acc.f[a][b], 0.0f);
+    for (int b = 0; b < WN; ++b)
+        ldmatrix_x4(f.b[b], bs + b_fragment_offset(lane, kk, wj, b));
 }
-/** Set every accumulator to 0 (mma.sync). */
-template <int WM, int WN> __device__ void zero(mma_acc<WM, WN> &acc)
+
+/** The two registers of @p f that hold the 16x8 piece @p n of B (columns 8n..8n+7 of the warp tile): b[0],
+ *  b[1] of 16-column piece n / 2 for even n, its b[2], b[3] for odd n. */
+__host__ __device__ const unsigned *b_piece(const fragments &f, int n) { return &f.b[n / 2][(n % 2) * 2]; }
+
+/** acc += the product of one k-step's fragments: WM x 2WN mma.sync. */
+__device__ void multiply(float acc[WM][2 * WN][4], const fragments &f)
 {
 #pragma unroll
     for (int a = 0; a < WM; ++a)
 #pragma unroll
         for (int n = 0; n < 2 * WN; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                acc.c[a][n][e] = 0.0f;
-}
-
-/** acc += the slice in (as, bs) for the warp's tile at (wi, wj) of the block's: step 24's WMMA loop. */
-template <int WM, int WN, int AS_LD, int BS_LD>
-__device__ void multiply_slice(wmma_acc<WM, WN> &acc, const __nv_bfloat16 *as, const __nv_bfloat16 *bs, int wi,
-                               int wj)
-{
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += FRAG) {
-        wmma::fragment<wmma::matrix_a, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fa[WM];
-        wmma::fragment<wmma::matrix_b, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::col_major> fb[WN];
-#pragma unroll
-        for (int a = 0; a < WM; ++a) /* rows wi + 16a.. of the slice's column kk.. */
-            wmma::load_matrix_sync(fa[a], as + (wi + a * FRAG) + kk * AS_LD, AS_LD);
-#pragma unroll
-        for (int b = 0; b < WN; ++b) /* rows kk.. of the block's column wj + 16b.. */
-            wmma::load_matrix_sync(fb[b], bs + kk + (wj + b * FRAG) * BS_LD, BS_LD);
-#pragma unroll
-        for (int a = 0; a < WM; ++a)
-#pragma unroll
-            for (int b = 0; b < WN; ++b)
-                wmma::mma_sync(acc.f[a][b], fa[a], fb[b], acc.f[a][b]);
-    }
-}
-
-/** The same with ldmatrix and mma.sync. */
-template <int WM, int WN, int AS_LD, int BS_LD>
-__device__ void multiply_slice(mma_acc<WM, WN> &acc, const __nv_bfloat16 *as, const __nv_bfloat16 *bs, int wi,
-                               int wj)
-{
-    const int lane = threadIdx.x % WARP;
-    const int tile = lane / 8, row = lane % 8; /* this lane gives the address of row `row` of tile `tile` */
-    /* A: tiles 0..3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15) of
-     * a 16x16 piece: a[0..3] of mma_16816. Shared A is column-major, so the 8 addresses of a tile are 8
-     * consecutive k (a column of 8 rows each) and .trans turns them into k-pairs. */
-    const int a_i = (tile % 2) * 8, a_k = (tile / 2) * 8 + row;
-    /* B: tiles 0..3 = (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] of
-     * the first 16x8 piece, then of the second. Shared B is column-major: a tile row is a column j. */
-    const int b_k = (tile % 2) * 8, b_j = (tile / 2) * 8 + row;
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += FRAG) {
-        unsigned fa[WM][4], fb[WN][4];
-#pragma unroll
-        for (int a = 0; a < WM; ++a)
-            ldmatrix_x4_trans(fa[a], as + (wi + a * FRAG + a_i) + (kk + a_k) * AS_LD);
-#pragma unroll
-        for (int b = 0; b < WN; ++b)
-            ldmatrix_x4(fb[b], bs + (kk + b_k) + (wj + b * FRAG + b_j) * BS_LD);
-#pragma unroll
-        for (int a = 0; a < WM; ++a)
-#pragma unroll
-            for (int b = 0; b < WN; ++b) {
-                mma_16816(acc.c[a][2 * b], fa[a], &fb[b][0]);     /* columns wj + 16b + 0..7 */
-                mma_16816(acc.c[a][2 * b + 1], fa[a], &fb[b][2]); /* columns wj + 16b + 8..15 */
-            }
-    }
+            mma_16816(acc[a][n], f.a[a], b_piece(f, n));
 }
 
 /** C(i, j) = alpha * v + beta * C(i, j) in bfloat16, if (i, j) lies in C; C is not read when beta == 0. */
-__device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
+__host__ __device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, float alpha, float beta, float v)
 {
     if (i < M && j < N) {
         __nv_bfloat16 *c = C + i + (size_t)j * ldc;
@@ -319,271 +319,218 @@ __device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, int j, fl
     }
 }
 
-/** Epilogue, WMMA (step 24's): one fragment at a time through the warp's 16x16 patch of shared memory. */
-template <int WM, int WN>
-__device__ void store_tile(wmma_acc<WM, WN> &acc, float *patch, __nv_bfloat16 *C, int ldc, int M, int N, int ci,
-                           int cj, float alpha, float beta)
+/** The row in the warp tile of accumulator @p e of the pieces of A's row @p a in lane @p lane: mma_16816's
+ *  d[e] lies in row g = lane / 4, 8 further for e = 2, 3. (e >> 1 and e & 1, not e / 2 and e % 2: the
+ *  compiler then folds the epilogue as well as it did with the expressions written out.) */
+__host__ __device__ int acc_row(int lane, int a, int e) { return a * MMA_M + lane / 4 + (e >> 1) * 8; }
+/** The column in the warp tile of accumulator @p e of the 16x8 piece @p n in lane @p lane: mma_16816's d[e]
+ *  lies in column 2t with t = lane % 4, 1 further for e = 1, 3. */
+__host__ __device__ int acc_col(int lane, int n, int e) { return n * MMA_N + 2 * (lane % 4) + (e & 1); }
+
+/** Epilogue: each lane writes its own accumulators (layout of mma_16816's d). */
+__device__ void store_tile(const float acc[WM][2 * WN][4], __nv_bfloat16 *C, int ldc, int M, int N, int ci, int cj,
+                           float alpha, float beta)
 {
     const int lane = threadIdx.x % WARP;
 #pragma unroll
     for (int a = 0; a < WM; ++a)
 #pragma unroll
-        for (int b = 0; b < WN; ++b) {
-            wmma::store_matrix_sync(patch, acc.f[a][b], FRAG, wmma::mem_col_major);
-            __syncwarp();
-            for (int e = lane; e < FRAG * FRAG; e += WARP) /* lane t takes elements t, t+32, ... */
-                update(C, ldc, M, N, ci + a * FRAG + e % FRAG, cj + b * FRAG + e / FRAG, alpha, beta, patch[e]);
-            __syncwarp(); /* the patch is read before the next fragment overwrites it */
-        }
-}
-
-/** Epilogue, mma.sync: each lane writes its own accumulators (layout of mma_16816's d). */
-template <int WM, int WN>
-__device__ void store_tile(mma_acc<WM, WN> &acc, float *patch, __nv_bfloat16 *C, int ldc, int M, int N, int ci,
-                           int cj, float alpha, float beta)
-{
-    (void)patch;
-    const int lane = threadIdx.x % WARP, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int a = 0; a < WM; ++a)
-#pragma unroll
         for (int n = 0; n < 2 * WN; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) /* d[e]: row g (+8 for e >= 2), column 2t (+1 for odd e) */
-                update(C, ldc, M, N, ci + a * FRAG + g + (e / 2) * 8, cj + n * 8 + 2 * t + e % 2, alpha, beta,
-                       acc.c[a][n][e]);
+            for (int e = 0; e < 4; ++e)
+                update(C, ldc, M, N, ci + acc_row(lane, a, e), cj + acc_col(lane, n, e), alpha, beta, acc[a][n][e]);
 }
 
-enum {
-    CONSUMERS = WARPS_M * WARPS_N,   /* consumer warps */
-    MAX_PRODUCERS = 4,               /* producer warps at most (--param producers=1|2|4) */
-    MAX_THREADS = (MAX_PRODUCERS + CONSUMERS) * WARP,
-    MAX_FULL = CONSUMERS,            /* full barriers per stage at most (shift = CONSUMERS - 1) */
-    DEFAULT_SHIFT = CONSUMERS - 1    /* the default: shift synchronization, a full barrier per consumer */
-};
+/** Tiles of size t along n elements (the last one partial). */
+__host__ __device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
 
-/** The full barrier consumer warp @p w waits on: its own for the first @p shift warps (w < shift), and
- *  barrier @p shift, shared, for the rest (all of them when shift is 0). */
-__device__ int full_of(int w, int shift) { return min(w, shift); }
-
-/**
- * The producer's copies of slice @p s into @p stage, in the consumers' order, with an arrive on each
- * full barrier right after the copies of the last warp that waits on it. Consumer warp w computes rows
- * (w % WARPS_M) and columns (w / WARPS_M) of the warp grid: it needs that part of A's and of B's slice.
- */
-template <int WM, int WN>
-__device__ void produce_slice(__nv_bfloat16 *as, __nv_bfloat16 *bs, uint64_t *full, int s, int tid, int threads,
-                              const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N,
-                              int K, int i0, int j0, bool a_aligned, bool b_aligned, int shift)
+/** The tile (tm, tn) of C of block @p block (blockIdx.x on the GPU): block ids walk down GROUP rows of tiles,
+ *  then on to the next column. */
+__host__ __device__ void tile_of_block(unsigned block, int tiles_m, int tiles_n, int group_rows, int *tm, int *tn)
 {
-    using T = tiles<WM, WN>;
-    constexpr int HALF_M = T::BM / WARPS_M, HALF_N = T::BN / WARPS_N; /* a warp row's rows, a warp column's columns */
-    const bool async_arrive = a_aligned && b_aligned;     /* every piece a cp.async (else some stores) */
-    /* the fast path: an interior tile, a whole slice, aligned columns (nearly every slice of a big GEMM) */
-    const bool inside = async_arrive && i0 + T::BM <= M && j0 + T::BN <= N && (s + 1) * BK <= K;
-    bool have_a[WARPS_M] = {}, have_b[WARPS_N] = {}; /* which parts of the slice are issued already */
-    for (int w = 0; w < CONSUMERS; ++w) {
-        const int ha = w % WARPS_M, hb = w / WARPS_M;
-        if (!have_a[ha]) { /* A's rows ha*HALF_M.. of the slice */
-            const int r0 = i0 + ha * HALF_M;
-            if (inside)
-                copy_tile_inside<HALF_M, BK>(as + ha * HALF_M, T::AS_LD, A + r0 + (size_t)(s * BK) * lda, lda,
-                                             tid, threads);
-            else
-                copy_tile<HALF_M, BK>(as + ha * HALF_M, T::AS_LD, A, lda, M, K, r0, s * BK, a_aligned, tid,
-                                      threads);
-            have_a[ha] = true;
-        }
-        if (!have_b[hb]) { /* B's columns hb*HALF_N.. of the slice */
-            const int c0 = j0 + hb * HALF_N;
-            if (inside)
-                copy_tile_inside<BK, HALF_N>(bs + hb * HALF_N * T::BS_LD, T::BS_LD, B + s * BK + (size_t)c0 * ldb,
-                                             ldb, tid, threads);
-            else
-                copy_tile<BK, HALF_N>(bs + hb * HALF_N * T::BS_LD, T::BS_LD, B, ldb, K, N, s * BK, c0, b_aligned,
-                                      tid, threads);
-            have_b[hb] = true;
-        }
-        const int b = full_of(w, shift);
-        const bool last_of_b = w == CONSUMERS - 1 || full_of(w + 1, shift) != b;
-        if (last_of_b) {
-            if (async_arrive) {
-                barrier_arrive_after_copies(&full[b]);
-            } else { /* element-by-element stores (and maybe copies): wait for them, then a release arrive */
-                wait_all_copies();
-                barrier_arrive(&full[b]);
-            }
+    int per_group = group_rows * tiles_n;          /* blocks in one group of rows */
+    int g = block / per_group, in = block % per_group;
+    int first = g * group_rows;                    /* the group's first row of tiles */
+    int rows = min(tiles_m - first, group_rows);   /* the last group may be shorter */
+    *tm = first + in % rows;
+    *tn = in / rows;
+}
+
+/** The producer warp: slices into the ring in arrival-point order, each stage once its consumers have
+ *  emptied it, with an arrive on a full barrier after the last point that barrier covers. */
+template <int WARPS, int STAGES>
+__device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint64_t *empty, int slices, int shift,
+                        const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N, int K,
+                        int i0, int j0)
+{
+    using T = tiles<WARPS>;
+    const producer<WARPS> pr(threadIdx.x % WARP);
+    constexpr int P = points(WARPS);
+    for (int s = 0; s < slices; ++s) {
+        const int st = s % STAGES; /* slice s's use of the stage is its (s / STAGES)-th */
+        if (s >= STAGES)           /* the consumers have read slice s - STAGES out of it */
+            barrier_wait(&empty[st], (s / STAGES - 1) % 2);
+        __nv_bfloat16 *stage = ring + st * T::STAGE;
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            if (p == 0 || p == 1) /* A's half p; with it, at point 0, B's part 0 */
+                pr.issue_a(stage, p, s, A, lda, M, K, i0);
+            if (p != 1)
+                pr.issue_b(stage, p == 0 ? 0 : p - 1, s, B, ldb, N, K, j0);
+            if (p == P - 1 || barrier_of(p + 1, shift) != barrier_of(p, shift))
+                barrier_arrive_after_copies(&full[st][barrier_of(p, shift)]);
         }
     }
+    wait_all_copies(); /* no copy outlives its thread */
 }
 
-/** One block: @p producers producer warps (warps 0..producers-1), then 2 x 2 consumer warps of WM x WN
- *  fragments. */
-template <int WM, int WN, int STAGES, class ACC>
-__global__ void __launch_bounds__(MAX_THREADS)
+/** One block: a BM x BN tile of C = alpha * A * B + beta * C, K through a ring of STAGES slices that the
+ *  producer warp (the last) fills and the WARPS consumer warps read. */
+template <int WARPS, int STAGES>
+__global__ void __launch_bounds__(tiles<WARPS>::THREADS, 1)
 shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
-                int ldb, float beta, __nv_bfloat16 *C, int ldc, bool a_aligned, bool b_aligned, int group_rows,
-                int shift, int producers)
+                int ldb, float beta, __nv_bfloat16 *C, int ldc, int group_rows, int shift)
 {
-    using T = tiles<WM, WN>;
+    using T = tiles<WARPS>;
     extern __shared__ __align__(128) unsigned char smem[];
-    __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem);             /* STAGES x (As, Bs) */
-    float *patch = reinterpret_cast<float *>(smem + STAGES * T::STAGE * ELEM); /* the epilogue's */
-    __shared__ __align__(8) uint64_t full[STAGES][MAX_FULL], empty[STAGES];
+    __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem); /* STAGES x (As, Bs) */
+    __shared__ __align__(8) uint64_t full[STAGES][MAX_POINTS], empty[STAGES];
 
-    const int warp = threadIdx.x / WARP;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0)
         for (int st = 0; st < STAGES; ++st) {
-            for (int b = 0; b < MAX_FULL; ++b)
-                barrier_init(&full[st][b], producers * WARP); /* every producer thread */
-            barrier_init(&empty[st], CONSUMERS * WARP); /* every consumer thread */
+            for (int b = 0; b < MAX_POINTS; ++b)
+                barrier_init(&full[st][b], WARP); /* each producer lane arrives once a phase */
+            barrier_init(&empty[st], WARPS * WARP); /* each consumer thread, after its last read */
         }
-    }
-    __syncthreads(); /* the barriers exist before anyone uses them; the last block-wide barrier */
+    __syncthreads(); /* the barriers exist before anyone uses them: the last block-wide barrier */
 
     int tm, tn;
-    tile_of_block(tiles_along(M, T::BM), tiles_along(N, T::BN), group_rows, &tm, &tn);
-    const int i0 = tm * T::BM, j0 = tn * T::BN;
+    tile_of_block(blockIdx.x, tiles_along(M, BM), tiles_along(N, T::BN), group_rows, &tm, &tn);
+    const int i0 = tm * BM, j0 = tn * T::BN; /* the block's tile of C */
     const int slices = tiles_along(K, BK);
-
-    if (warp < producers) { /* a producer: fill stage s % STAGES once its consumers have emptied it */
-        for (int s = 0; s < slices; ++s) {
-            const int st = s % STAGES;
-            if (s >= STAGES) /* its previous use, slice s - STAGES, was the (s/STAGES - 1)-th phase */
-                barrier_wait(&empty[st], (s / STAGES - 1) & 1);
-            __nv_bfloat16 *as = ring + st * T::STAGE, *bs = as + T::AS_SIZE;
-            produce_slice<WM, WN>(as, bs, full[st], s, threadIdx.x, producers * WARP, A, lda, B, ldb, M, N, K, i0,
-                                  j0, a_aligned, b_aligned, shift);
-        }
-        wait_all_copies(); /* no copy outlives its thread */
+    const int warp = threadIdx.x / WARP;
+    if (warp == WARPS) {
+        produce<WARPS, STAGES>(ring, full, empty, slices, shift, A, lda, B, ldb, M, N, K, i0, j0);
         return;
     }
 
-    const int w = warp - producers; /* consumer index */
-    const int wi = (w % WARPS_M) * WM * FRAG, wj = (w / WARPS_M) * WN * FRAG;
-    const int my_full = full_of(w, shift);
-    ACC acc;
-    zero(acc);
+    const int wi = (warp % WARPS_M) * WM * MMA_M; /* the warp's tile inside the block's */
+    const int wj = (warp / WARPS_M) * WN * MMA_M;
+    const int mine = barrier_of(point_of(warp), shift); /* the full barrier this warp waits on */
+    auto stage = [&](int s) { return ring + (s % STAGES) * T::STAGE; };
+    auto wait_full = [&](int s) { barrier_wait(&full[s % STAGES][mine], (s / STAGES) % 2); };
+
+    float acc[WM][2 * WN][4] = {};
+    fragments f[2]; /* k-step kk's in f[kk % 2] while the next k-step's load into the other */
+    wait_full(0);
+    load_fragments<WARPS>(f[0], stage(0), 0, wi, wj);
     for (int s = 0; s < slices; ++s) {
-        const int st = s % STAGES;
-        barrier_wait(&full[st][my_full], (s / STAGES) & 1); /* slice s's use of the stage is phase s/STAGES */
-        const __nv_bfloat16 *as = ring + st * T::STAGE, *bs = as + T::AS_SIZE;
-        multiply_slice<WM, WN, T::AS_LD, T::BS_LD>(acc, as, bs, wi, wj);
-        barrier_arrive(&empty[st]); /* this thread's reads of the stage are done */
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            if (kk + 1 < KSTEPS) {
+                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s), kk + 1, wi, wj);
+                if (kk + 1 == KSTEPS - 1)
+                    barrier_arrive(&empty[s % STAGES]); /* this thread's last read of the stage is done */
+            } else if (s + 1 < slices) {
+                wait_full(s + 1); /* this warp's part of slice s+1 has landed */
+                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s + 1), 0, wi, wj);
+            }
+            multiply(acc, f[kk % 2]);
+        }
     }
-    store_tile(acc, patch + w * FRAG * FRAG, C, ldc, M, N, i0 + wi, j0 + wj, alpha, beta);
+    store_tile(acc, C, ldc, M, N, i0 + wi, j0 + wj, alpha, beta);
 }
 
-/** Is every column of X (leading dimension ld) 16-byte aligned? */
-static bool columns_aligned(const void *X, int ld)
-{
-    return (uintptr_t)X % 16 == 0 && ld % VEC == 0;
-}
-
-/** Shared memory per block that this GPU lets a kernel opt in to. */
+/** Shared memory per block that the GPU lets a kernel opt in to; 0 where there is no GPU to ask (configure
+ *  runs before the harness looks for one, and --help needs none). */
 static int smem_limit()
 {
-    int device = 0, limit = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-    cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-               "reading the shared-memory limit");
+    int device = 0, count = 0, limit = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        (void)cudaGetLastError(); /* (clear the error: the harness reports a missing GPU itself) */
+        return 0;
+    }
     return limit;
 }
 
-static int shift = DEFAULT_SHIFT; /* --param shift=: consumer warps with a full barrier of their own */
-static int producers = DEFAULT_PRODUCERS; /* --param producers=: warps that issue the copies */
-
-template <int WM, int WN, int STAGES, class ACC>
+template <int WARPS, int STAGES>
 static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
                           int ldb, float beta, bf16_bits *C, int ldc)
 {
-    using T = tiles<WM, WN>;
-    static int checked = 0; /* the limit and the opt-in, once per configuration */
+    using T = tiles<WARPS>;
+    static int checked = 0; /* the opt-in, once per configuration */
     const int bytes = T::smem_bytes(STAGES);
-    auto kernel = shift_sync_gemm<WM, WN, STAGES, ACC>;
+    auto kernel = shift_sync_gemm<WARPS, STAGES>;
     if (!checked) {
-        if (bytes > smem_limit())
-            step_cannot_run("stages=%d with a %dx%d block tile needs %d KB of shared memory per block; this GPU "
-                            "allows %d KB (fewer stages or a smaller tile)", STAGES, T::BM, T::BN, bytes / 1024,
-                            smem_limit() / 1024);
-        /* always: the 48 KB a kernel gets without opting in count its static barriers too */
-        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                   "opting in to the ring's shared memory");
+        if (bytes + STATIC_SMEM > DEFAULT_SMEM) /* (the 48 KB without opting in count the static barriers too) */
+            cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                       "opting in to the ring's shared memory");
         checked = 1;
     }
-    const int tiles_total = ceil_div(M, T::BM) * ceil_div(N, T::BN);
-    const int threads = (producers + CONSUMERS) * WARP;
-    kernel<<<tiles_total, threads, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
+    const int tiles_total = ceil_div(M, BM) * ceil_div(N, T::BN);
+    /* 16-byte copies need 16-byte aligned columns: other matrices are copied into aligned ones first */
+    A = (const bf16_bits *)gpu_aligned_columns(A, M, K, ELEM, &lda, CHUNK_BYTES, 0);
+    B = (const bf16_bits *)gpu_aligned_columns(B, K, N, ELEM, &ldb, CHUNK_BYTES, 1);
+    kernel<<<tiles_total, T::THREADS, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
                                                reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
-                                               reinterpret_cast<__nv_bfloat16 *>(C), ldc, columns_aligned(A, lda),
-                                               columns_aligned(B, ldb), group, shift, producers);
+                                               reinterpret_cast<__nv_bfloat16 *>(C), ldc, group, shift);
 }
 
-/** A launcher of one configuration (the dispatch: the warp tile, fragments, stages). */
+/** A launcher of one configuration. (The dispatch from the settings to the template.) */
 typedef void (*launch_fn)(int, int, int, float, const bf16_bits *, int, const bf16_bits *, int, float,
                           bf16_bits *, int);
 
-template <int WM, int WN, class ACC> static launch_fn pick_stages()
+template <int WARPS> static launch_fn pick_stages()
 {
     switch (stages) {
-    case 2: return launch_config<WM, WN, 2, ACC>;
-    case 3: return launch_config<WM, WN, 3, ACC>;
-    case 5: return launch_config<WM, WN, 5, ACC>;
-    case 6: return launch_config<WM, WN, 6, ACC>;
-    default: return launch_config<WM, WN, 4, ACC>;
+    case 2: return launch_config<WARPS, 2>;
+    case 4: return launch_config<WARPS, 4>;
+    default: return launch_config<WARPS, 3>;
     }
-}
-
-template <int WM, int WN> static launch_fn pick_fragments()
-{
-    return ldsm ? pick_stages<WM, WN, mma_acc<WM, WN>>() : pick_stages<WM, WN, wmma_acc<WM, WN>>();
-}
-
-static launch_fn pick()
-{
-    if (warp_m == 2)
-        return warp_n == 2 ? pick_fragments<2, 2>() : pick_fragments<2, 4>();
-    return warp_n == 2 ? pick_fragments<4, 2>() : pick_fragments<4, 4>();
 }
 
 static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
                    float beta, bf16_bits *C, int ldc)
 {
-    pick()(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    (warps == 4 ? pick_stages<4>() : pick_stages<6>())(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/** --param shift=0|1|2|3 producers=1|2|4 wm=2|4 wn=2|4 stages=2..6 group=1|4|8|16 ldsm=0|1. */
+/** --param warps=4|6 (consumers) stages=2..4 group=1..16 shift=0..3; a ring that does not fit this GPU's shared
+ *  memory is refused. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
     for (int t = 0; t < nparams && bad == NULL; ++t)
-        if (!step_param_int(params[t], "shift", 0, CONSUMERS - 1, &shift, &bad) &&
-            !step_param_int(params[t], "producers", 1, MAX_PRODUCERS, &producers, &bad) &&
-            !step_param_int(params[t], "wm", 2, 4, &warp_m, &bad) &&
-            !step_param_int(params[t], "wn", 2, 4, &warp_n, &bad) &&
+        if (!step_param_int(params[t], "warps", 4, MAX_WARPS, &warps, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "ldsm", 0, 1, &ldsm, &bad))
-            bad = "this step takes --param shift=0|1|2|3, producers=1|2|4, wm=2|4, wn=2|4, stages=2|3|4|5|6, "
-                  "group=1|4|8|16, ldsm=0|1";
-    if (bad == NULL && (warp_m == 3 || warp_n == 3 || producers == 3 ||
-                        (group != 1 && group != 4 && group != 8 && group != 16)))
-        bad = "--param wm and wn take 2 or 4, producers 1, 2 or 4, group 1, 4, 8 or 16";
+            !step_param_int(params[t], "shift", 0, MAX_POINTS - 1, &shift, &bad))
+            bad = "this step takes --param warps=6|4, stages=3|2|4, group=8|1|4|16, shift=3|0|1|2";
+    if (bad == NULL && warps != 4 && warps != MAX_WARPS)
+        bad = "--param warps takes 4 or 6 (consumer warps)";
     if (bad != NULL)
         return bad;
-    const char *mode[] = {"one full barrier per stage", "a full barrier for warp 0, one for the rest",
-                          "full barriers for warps 0 and 1, one for the rest",
-                          "a full barrier per consumer warp"};
-    snprintf(desc, desclen, "shift=%d (%s) producers=%d wm=%d wn=%d (block tile %dx%d, %d consumer warps) "
-             "stages=%d group=%d ldsm=%d", shift, mode[shift], producers, warp_m, warp_n, WARPS_M * warp_m * FRAG,
-             WARPS_N * warp_n * FRAG, CONSUMERS, stages, group, ldsm);
+    const int bn = warps / WARPS_M * WN * MMA_M;
+    const int bytes = stages * (BM + bn) * BK * ELEM;
+    static char why[160];
+    const int limit = smem_limit();
+    if (limit > 0 && bytes + STATIC_SMEM > limit) {
+        snprintf(why, sizeof why, "stages=%d with a %dx%d block tile needs %d KB of shared memory per block; this "
+                 "GPU allows %d KB (fewer stages or warps=4)", stages, BM, bn, bytes / 1024 + 1, limit / 1024);
+        return why;
+    }
+    const int n_points = points(warps), barriers = barrier_of(n_points - 1, shift) + 1;
+    snprintf(desc, desclen, "warps=%d consumers + 1 producer (block tile %dx%dx%d, warp tile 64x64) stages=%d (%d KB "
+             "of shared memory) group=%d shift=%d (%d full barrier%s per stage for %d arrival points)", warps, BM, bn,
+             BK, stages, bytes / 1024, group, shift, barriers, barriers == 1 ? "" : "s", n_points);
     return NULL;
 }
 
 const struct step STEP = {
     .number = 27,
     .name = "shift_sync",
-    .summary = "producer and consumer warps on full/empty mbarriers; shift synchronization in load order",
+    .summary = "a producer warp and consumer warps on full/empty mbarriers; shift synchronization in load order",
     .precision = PRECISION_BF16,
     .target = TARGET_GPU,
     .max_size = 0,

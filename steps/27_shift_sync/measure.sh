@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Lesson 27's measurements, on a machine with a CUDA device (about 4 minutes on an H200):
+#
+#   steps/27_shift_sync/measure.sh [DIR]       (default plots/data/h200; make step26 step27 first)
+#
+# writes into DIR:
+#   step27.csv         the step's default sweep, checked, as run_all.sh runs it
+#   step27_sync.csv    step 27 for every shift (0: one full barrier per stage; 2 or 4: one per arrival point)
+#                      and 2, 3 and 4 stages, for both block tiles (warps=4: 128x128, warps=8: 128x256), beside
+#                      step 26 at the same tile and stages, at 4096^3 and 8192^3, with each kernel's registers
+#   step27_turns.csv   five turns at 4096^3 and 8192^3: step 26's default, step 27 with shift=0 and with every
+#                      point its own barrier, each in its own process beside cuBLAS BF16 (the lesson's medians)
+#   step27_stalls.txt  Nsight Compute's warp states (cycles per issued instruction, per stall reason) of step
+#                      26 and of step 27 with shift=0 and shift=4, at 4096^3 (where there is ncu)
+#   step27_meta.txt    date, GPU, command
+set -u -o pipefail # a failed run inside a pipeline counts
+cd "$(dirname "$0")/../.." || exit 2
+DIR=${1:-plots/data/h200}
+mkdir -p "$DIR"
+for b in build/step26 build/step27; do [ -x "$b" ] || { echo "measure: build first: make step26 step27" >&2; exit 2; }; done
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep GPU >/dev/null || { echo "measure: no CUDA device" >&2; exit 4; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+status=0
+{ echo "date=$(date +%F)"; echo "device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+  echo "command=steps/27_shift_sync/measure.sh $*"; } >"$DIR/step27_meta.txt"
+
+column_or_cat() { if command -v column >/dev/null; then column -s, -t "$@"; else cat "$@"; fi; }
+
+# rates BIN SIZES ARGS...: "m,n,k,gflops,baseline_gflops,ratio" per shape, unchecked (the tests check).
+rates() {
+    local bin=$1 sizes=$2; shift 2
+    rm -f "$TMP/r.csv"
+    "$bin" --sizes "$sizes" --reps 10 --warmup 2 --no-check --quiet --csv "$TMP/r.csv" "$@" >/dev/null || return 1
+    awk -F, 'NR > 1 { print $5 "," $6 "," $7 "," $10 "," $11 "," $12 }' "$TMP/r.csv"
+}
+
+# registers BIN KERNEL: "template arguments,registers" of each instantiation of KERNEL ("8 3" for
+# KERNEL<8, 3>), from cuobjdump's resource usage (nothing without cuobjdump).
+registers() {
+    command -v cuobjdump >/dev/null || return 0
+    cuobjdump --dump-resource-usage "$1" 2>/dev/null | c++filt | perl -ne '
+        if (/Function .*'"$2"'<([\d, ]+)>/) { $k = $1; $k =~ s/, / /g }
+        if (defined $k && /REG:(\d+)/) { print "$k,$1\n"; undef $k }'
+}
+
+echo "== the default sweep"
+rm -f "$DIR/step27.csv"
+build/step27 --csv "$DIR/step27.csv" | tail -n 12 || status=1
+
+echo "== synchronization and stages, beside step 26 at the same tile"
+registers build/step26 pipelined_gemm >"$TMP/reg26"
+registers build/step27 shift_sync_gemm >"$TMP/reg27"
+echo "step,warps,tile,stages,shift,registers,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step27_sync.csv"
+for warps in 4 8; do
+    tile=128x$((warps * 32))
+    points=$((warps / 2 + 1)) # arrival points of a slice: shift=0..points-1
+    for st in 2 3 4; do
+        [ "$warps" = 8 ] && [ "$st" = 4 ] && [ -n "$(build/step26 --param stages=4 -m 8 --quiet 2>&1 >/dev/null)" ] &&
+            continue # (a 192 KB ring: refused where the GPU has less shared memory per block)
+        regs=$(grep "^$warps $st," "$TMP/reg26" | cut -d, -f2)
+        rates build/step26 4096,8192 --param warps=$warps --param stages=$st |
+            sed "s/^/26,$warps,$tile,$st,-,$regs,/" >>"$DIR/step27_sync.csv" || status=1
+        regs=$(grep "^$warps $st," "$TMP/reg27" | cut -d, -f2)
+        for ((sh = 0; sh < points; sh++)); do
+            rates build/step27 4096,8192 --param warps=$warps --param stages=$st --param shift=$sh |
+                sed "s/^/27,$warps,$tile,$st,$sh,$regs,/" >>"$DIR/step27_sync.csv" || status=1
+        done
+    done
+done
+column_or_cat "$DIR/step27_sync.csv"
+
+echo "== five turns"
+echo "step,setting,turn,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step27_turns.csv"
+for turn in 1 2 3 4 5; do
+    rates build/step26 4096,8192 | sed "s/^/26,default,$turn,/" >>"$DIR/step27_turns.csv" || status=1
+    for sh in 0 4; do
+        rates build/step27 4096,8192 --param shift=$sh | sed "s/^/27,shift=$sh,$turn,/" >>"$DIR/step27_turns.csv" ||
+            status=1
+    done
+done
+# the median (the middle of the five) of each setting and shape
+awk -F, 'NR > 1 { k = "step " $1 " " $2 " " $4 "^3"; v[k] = v[k] " " $9 }
+    END { for (k in v) { n = split(v[k], a, " "); for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+          print k ": median " a[int((n + 1) / 2)] " of cuBLAS (" a[1] " to " a[n] ")" } }' "$DIR/step27_turns.csv" | sort
+
+echo "== stall reasons (Nsight Compute)"
+if command -v ncu >/dev/null; then
+    : >"$DIR/step27_stalls.txt"
+    for run in "26 pipelined_gemm" "27 shift_sync_gemm shift=0" "27 shift_sync_gemm shift=4"; do
+        read -r s kernel setting <<<"$run"
+        set --
+        [ -n "$setting" ] && set -- --param "$setting"
+        echo "### step $s $*, 4096^3" >>"$DIR/step27_stalls.txt"
+        ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 1 --launch-count 1 \
+            --section WarpStateStats --section Occupancy --section LaunchStats \
+            --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+            --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+            "build/step$s" -m 4096 --reps 1 --warmup 1 --no-check --quiet "$@" \
+            >>"$DIR/step27_stalls.txt" 2>&1 || status=1
+    done
+    # (the stall metrics: cycles a warp spends stalled for each reason, per issued instruction)
+    grep -E "^###|issue_stalled|hmma|Warp Cycles Per Issued|Achieved Occupancy|Registers Per" "$DIR/step27_stalls.txt" |
+        awk '!/issue_stalled/ || $NF + 0 >= 0.1' | head -n 80
+else
+    echo "measure: no ncu here: no stall reasons" >&2
+fi
+exit $status
