@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The lessons' diagrams: plots/diagrams/NN_name.awk writes plots/diagrams/NN_name.svg (SVG, with the
 # helpers of plots/diagrams/lib.awk). Scripts, not drawings, so that a diagram can be rebuilt and
-# changed like code.
+# changed like code. A script may read committed data (22_hybrid.awk reads plots/data/h200/step22_*.csv)
+# by its path from the repository's root, where the scripts run; --check then also finds a diagram that
+# new data has made stale.
 #
 #   plots/diagrams.sh            write every diagram
 #   plots/diagrams.sh --check    exit 1 if a committed diagram differs from what its script writes
