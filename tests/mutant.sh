@@ -3,7 +3,8 @@
 
 # A stray C(rows, j) += 0.0 one row past every edge tile of step 17: it changes no value of C, only
 # the -0.0 pad of C's padding rows (make test catches that) or, with tight leading dimensions, the next
-# column and, past the last column, the memory after C's allocation (make sanitize: ASan sees it).
+# column and, past the last column, the memory after C's allocation (make sanitize: ASan sees it; a plain
+# build's run stops on C's guard page).
 ZERO_PAST_EDGE='s/(edge_kernel\(rows, cols, kc, alpha, a, lda, b, ldb, c, ldc\);)/{ $1 c[rows] += 0.0; }/'
 
 # plant_mutant OUT NAME STEP_DIR PERL_SUBSTITUTION: steps/STEP_DIR/kernel.c with the substitution applied,

@@ -2,7 +2,8 @@
 # make sanitize: the host code under AddressSanitizer and UndefinedBehaviorSanitizer (unit tests,
 # command-line error paths, CPU steps with padded and with tight leading dimensions, where an access one
 # element past a matrix is past its allocation; GPU steps' host code too where there is a GPU), a planted
-# write past the end that only ASan can see, and compute-sanitizer's memcheck, racecheck and synccheck
+# write past the end that ASan must report with its stack (the build under ASan keeps the matrices as heap
+# blocks, not between make test's guard pages), and compute-sanitizer's memcheck, racecheck and synccheck
 # over every GPU step and setting at small odd shapes. Ends with "N passed, N failed".
 # STEPS="22 23" sanitizes only those steps (the one being changed); default: every step.
 set -u
@@ -83,7 +84,8 @@ fi
 
 # The planted stray += 0.0 one row past every edge tile (tests/mutant.sh; make test's padded runs catch
 # it): with tight leading dimensions it lands in the next column, unseen by any value check, and, for the
-# last column, one element past C's allocation, which ASan must report.
+# last column, one element past C's allocation, which ASan must report (a plain build stops there too, on
+# C's guard page: common/matrix.c).
 . tests/mutant.sh
 if build_mutant build/asan zero_past_edge "$ASAN_MUTANT_STEP" "$ZERO_PAST_EDGE" build/asan "-O1 -g $SAN"; then
     ASAN_OPTIONS=detect_leaks=0 build/asan/zero_past_edge -m 31 -n 33 -k 17 --reps 1 --warmup 0 --quiet 2>build/asan-err.log

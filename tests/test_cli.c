@@ -1,7 +1,8 @@
 /**
  * @file
- * @brief Unit tests of the command-line parser, of the random fill, and of the output: the CSV file
- *        (its header checked, rows written whole or not at all) and the printed row.
+ * @brief Unit tests of the command-line parser, of the random fill, of the matrices between guard pages,
+ *        and of the output: the CSV file (its header checked, rows written whole or not at all) and the
+ *        printed row.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setrlimit, sigaction, open_memstream */
 #include <errno.h>
@@ -12,11 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "cli.h"
+#include "error.h"
 #include "matrix.h"
 #include "report.h"
 #include "verify.h"
@@ -312,6 +316,92 @@ static void underflow_row(void)
     free(text);
 }
 
+/** What a child process did: its exit status (or -signal), and the first line it wrote to stderr. */
+struct child_end {
+    int status;      /**< exit status, or minus the signal that ended it */
+    char line[512];  /**< its first line on stderr ("" for none) */
+};
+
+/* Run @p probe (the kind of access) in a child with the guard handler installed, on a 24-byte matrix "X"
+ * (3 doubles), while @p who runs; return how the child ended. */
+static struct child_end guarded_child(int probe, const char *who)
+{
+    struct child_end end = {-1, ""};
+    int fds[2];
+    if (pipe(fds) != 0)
+        return end;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        error_set_prog("probe");
+        matrix_guard_install();
+        matrix_guard_running(who);
+        volatile double *x = matrix_alloc(3 * sizeof(double), "X");
+        volatile double v = 0.0;
+        switch (probe) {
+        case 0: v = x[3]; break;                                  /* one element past the end */
+        case 1: v = x[-1 - 4096 / (long)sizeof(double)]; break;   /* past the slack before the start */
+        case 2: x[3] = 1.0; break;                                /* a write past the end */
+        case 3: v = x[-1]; break;                                 /* in the slack: NaN, no fault */
+        default: { volatile uintptr_t nowhere = 8; *(volatile int *)nowhere = 1; } break; /* on no matrix */
+        }
+        _exit(v != v ? 7 : 0); /* (7: read a NaN) */
+    }
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    if (in != NULL) {
+        if (fgets(end.line, sizeof end.line, in) == NULL)
+            end.line[0] = '\0';
+        fclose(in);
+    }
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid)
+        end.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+    return end;
+}
+
+/* Matrices between guard pages: the end flush against the trailing guard, the slack before the start NaN,
+ * a read past either guard one line and exit 1, naming the matrix and the offset; any other fault a crash. */
+static void guard_pages(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return; /* under ASan (make sanitize) the matrices are heap blocks: ASan's redzones guard them */
+#endif
+    const long page = sysconf(_SC_PAGESIZE);
+    unsigned char *p = matrix_alloc(24, "X");
+    expect(((uintptr_t)p + 24) % (uintptr_t)page == 0, "a matrix ends on a page boundary (flush with its guard)");
+    expect(p[-1] == 0xFF && p[-(long)((uintptr_t)p % (uintptr_t)page)] == 0xFF,
+           "the slack before a matrix holds all-ones bytes (NaN) to the page boundary");
+    matrix_free(p);
+    double *q = matrix_alloc(64 * 63 * sizeof(double), "Y");
+    expect((uintptr_t)q % 64 == 0, "a matrix of a multiple of 64 bytes starts on 64 bytes");
+    q[0] = q[64 * 63 - 1] = 1.0; /* its first and last elements are ordinary memory */
+    matrix_free(q);
+    matrix_free(NULL);
+
+    struct child_end e = guarded_child(0, "the step");
+    expect(e.status == EXIT_WRONG &&
+           strstr(e.line, "probe: error: a read outside a matrix (guard page): the step read past the end of X (byte "
+                          "24 of a 24-byte matrix); exit 1") == e.line,
+           "one element read past a matrix: one line naming it and the byte, exit 1");
+    e = guarded_child(1, NULL);
+    char want[160];
+    snprintf(want, sizeof want, "the harness read before the start of X (byte -%ld of a 24-byte matrix)",
+             (long)(sizeof(double) * (1 + 4096 / sizeof(double))));
+    expect(e.status == EXIT_WRONG && strstr(e.line, want) != NULL,
+           "a read past the slack before a matrix: its guard, the byte before the start, exit 1");
+    e = guarded_child(2, "the step");
+    expect(e.status == EXIT_WRONG && strstr(e.line, "past the end of X (byte 24 of a 24-byte matrix)") != NULL &&
+               (strstr(e.line, "a write outside a matrix") != NULL || strstr(e.line, "an access outside") != NULL),
+           "a write past a matrix: exit 1, said to be a write where the fault says so (x86-64)");
+    e = guarded_child(3, "the step");
+    expect(e.status == 7 && e.line[0] == '\0', "a read in the slack before a matrix reads NaN, no fault");
+    e = guarded_child(4, "the step");
+    expect(e.status == -SIGSEGV && e.line[0] == '\0', "a fault on no matrix is left to the default action (a crash)");
+}
+
 int main(void)
 {
     good_lines();
@@ -320,5 +410,6 @@ int main(void)
     bf16_rounding();
     csv_file();
     underflow_row();
+    guard_pages();
     return checks_summary("test_cli");
 }
