@@ -281,7 +281,8 @@ $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/e
 # Hopper's steps (28 on): wgmma and setmaxnreg exist only in sm_90a code, which runs on sm_90 alone; these
 # objects get their own -gencode, whatever ARCH is (the steps exit 4 on any other GPU).
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
-$(OBJ)/steps/28_tma_wgmma/%.o $(OBJ)/steps/31_stream_k/%.o: GENCODE = $(HOPPER_GENCODE)
+$(OBJ)/steps/28_tma_wgmma/%.o $(OBJ)/steps/29_warp_specialized/%.o $(OBJ)/steps/30_persistent/%.o \
+    $(OBJ)/steps/31_stream_k/%.o: GENCODE = $(HOPPER_GENCODE)
 # Part IV's ceiling: the BF16 tensor-core rate through mma.sync and through wgmma (sm_90a, step 31's directory).
 $(BUILD)/tc_peak: $(OBJ)/steps/31_stream_k/tc_peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
