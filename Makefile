@@ -419,8 +419,9 @@ need-step:
 	@test -n "$(STEP_DIR)" || { echo "error: no step $(STEP) under steps/"; exit 2; }
 .PHONY: need-step
 
-# The lesson as a diff: this step's kernel against the previous step's, and each header both steps have
-# (step 31's hopper.h against step 28's).
+# The lesson as a diff: this step's kernel against the previous step's, and each header against the previous
+# step's of the same name (step 31's hopper.h against step 30's); a header the previous step lacks shows as
+# added (step 30's epilogue.h).
 # A step that starts a new part (CPU after GPU, say) has no previous step to diff against.
 diff: need-step
 	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(PREV_DIR)/kernel.c* 2>/dev/null); \
@@ -429,7 +430,8 @@ diff: need-step
 	    echo "$(STEP_DIR) starts a new part ($$prev is another kind of step): nothing to diff against"; \
 	else diff -u $$prev $$cur || true; \
 	    for f in $(STEP_DIR)/*.h; do \
-	        if [ -f "$$f" ] && [ -f "$(PREV_DIR)/$${f##*/}" ]; then diff -u "$(PREV_DIR)/$${f##*/}" "$$f" || true; fi; \
+	        if [ -f "$$f" ] && [ -f "$(PREV_DIR)/$${f##*/}" ]; then diff -u "$(PREV_DIR)/$${f##*/}" "$$f" || true; \
+	        elif [ -f "$$f" ]; then diff -u /dev/null "$$f" || true; fi; \
 	    done; fi
 
 # The step's machine code (needs cuobjdump, which comes with the full CUDA toolkit).
