@@ -100,13 +100,13 @@ int main(void)
     const int sms = 132;
     /* the rule at lesson 31's shapes (the tiles of two consumers: 128 x 256) */
     for (const struct expected_plan &e : plans) {
-        const int tiles = ceil_div(e.m, BM) * ceil_div(e.n, tiling<2>::BN), slices = ceil_div(e.k, BK);
+        const int tiles = ceil_div(e.m, BM) * ceil_div(e.n, BN), slices = ceil_div(e.k, BK);
         const sk_plan p = sk_plan_of(tiles, slices, sms);
         char what[200];
         snprintf(what, sizeof what, "%dx%dx%d: %d whole, span %d (expected %d, %d)", e.m, e.n, e.k, p.whole, p.span,
                  e.whole, e.span);
         expect(p.whole == e.whole && p.span == e.span, what);
-        walk(ceil_div(e.m, BM), ceil_div(e.n, tiling<2>::BN), slices, grid_of(tiles, p, sms), p, what);
+        walk(ceil_div(e.m, BM), ceil_div(e.n, BN), slices, grid_of(tiles, p, sms), p, what);
     }
     /* by the rule a tile is cut in at most three pieces, wherever stream-K is taken (a run holds half a
      * tile or more), for any SM count */

@@ -1,10 +1,9 @@
 /**
  * @file
- * @brief Hopper's (sm_90a) instructions for step 31, each in a small typed helper: step 28's (the tensor
- * memory accelerator's tile copy, mbarriers with transaction counts, warpgroup MMA from shared memory),
- * and new here: the 64 x 256 warpgroup MMA, register reallocation between warpgroups (setmaxnreg), and the
- * TMA store with its proxy fence and bulk-group waits, stmatrix, and the flags with which stream-K's blocks
- * hand partial tiles to each other.
+ * @brief Hopper's (sm_90a) instructions for step 31, each in a small typed helper: step 30's (the tensor
+ * memory accelerator's tile copy and store, mbarriers with transaction counts, the 64 x 256 warpgroup MMA
+ * from shared memory, setmaxnreg, stmatrix), and new here: the flags with which stream-K's blocks hand
+ * partial tiles to each other, and the cluster's barrier, remote arrivals and multicast copies.
  *
  * Compiled only for sm_90a (the Makefile gives this step its own -gencode): wgmma and setmaxnreg exist
  * on no other architecture, not even later ones.
@@ -112,50 +111,21 @@ template <int PENDING> static __device__ __forceinline__ void wgmma_wait()
 }
 
 /**
- * d (64 x 128, FP32, in the 128 threads of the warpgroup) = A (64 x 16, BF16) * B (16 x 128, BF16)
+ * d (64 x 256, FP32, in the 128 threads of the warpgroup) = A (64 x 16, BF16) * B (16 x 256, BF16)
  * + (@p accumulate ? d : 0),
  * both from shared memory through their descriptors; A is M-major (its 64 rows contiguous: imm-trans-a
  * = 1, column-major A as BLAS stores it), B is K-major (its 16 k contiguous per column: imm-trans-b = 0).
  * Asynchronous: the registers of d are not to be touched until a wgmma_wait covers this instruction.
  * Accumulator layout: warp w of the warpgroup holds rows 16w..16w+15; with g = lane / 4, t = lane % 4,
- * d[4j + e] is D(16w + g + 8 (e / 2), 8j + 2t + e % 2), j = 0..15.
- */
-static __device__ __forceinline__ void wgmma_m64n128k16(float d[64], uint64_t desc_a, uint64_t desc_b,
-                                                        int accumulate)
-{
-    asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %66, 0;\n" /* scale-d: d = A*B + d (acc) or A*B */
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, acc, 1, 1, 1, 0;\n}\n" /* scale-a, scale-b = 1; trans-a = 1, trans-b = 0 */
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
-        : "memory");
-}
-
-/**
- * d (64 x 256, FP32, in the 128 threads of the warpgroup) = A (64 x 16) * B (16 x 256) + (@p accumulate ?
- * d : 0): wgmma_m64n128k16 with twice the columns (A M-major, B K-major, both from shared memory). Same
- * accumulator layout with j = 0..31: d[4j + e] is D(16w + g + 8 (e / 2), 8j + 2t + e % 2).
+ * d[4j + e] is D(16w + g + 8 (e / 2), 8j + 2t + e % 2), j = 0..31.
  */
 static __device__ __forceinline__ void wgmma_m64n256k16(float d[128], uint64_t desc_a, uint64_t desc_b,
                                                         int accumulate)
 {
     asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %130, 0;\n"
+        "{\n .reg .pred acc;\n setp.ne.b32 acc, %130, 0;\n" /* scale-d: d = A*B + d (acc) or A*B */
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
@@ -247,17 +217,6 @@ static __device__ __forceinline__ void stmatrix_x4_trans(void *row, const uint32
     asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n"
                  ::"r"(smem_addr(row)), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
                  : "memory");
-}
-
-/** movmatrix .trans: the warp transposes one 8 x 8 matrix of 16-bit values in registers. Lane l gives in
- *  @p r two neighbouring elements of row l / 4, columns 2 (l % 4) and the next, packed low first (an mma
- *  fragment's layout), and gets back the same two places of the transposed matrix: elements (2 (l % 4),
- *  l / 4) and (2 (l % 4) + 1, l / 4) of the matrix it gave, two neighbouring rows of column l / 4. */
-static __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t r)
-{
-    uint32_t d;
-    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(d) : "r"(r));
-    return d;
 }
 
 /* ---- flags between blocks (stream-K's partial tiles) ---- */

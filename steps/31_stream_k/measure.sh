@@ -6,11 +6,11 @@
 # writes into DIR:
 #   step31.csv           the step's default sweep, as run_all.sh runs it (checked)
 #   step31_ablation.csv  one setting changed from the default at a time: the epilogue (16-byte stores,
-#                        direct), persistence, one consumer (also without persistence: step 28's
-#                        schedule), clusters of 2 with B multicast, setmaxnreg, the group order, the
-#                        stages, stream-K never and always; then the direct epilogue without persistence
-#                        and setmaxnreg; at 4096^3 and 8192^3, beside cuBLAS BF16
-#   step31_shapes.csv    the issue's other shapes: 6144^3, 8192x1024x4096, 1024x8192x4096, 4096x4096x256,
+#                        direct), persistence, clusters of 2 with B multicast, setmaxnreg, the group
+#                        order, the stages, stream-K never and always; then the direct epilogue without
+#                        persistence and setmaxnreg (step 29's schedule); at 4096^3 and 8192^3, beside
+#                        cuBLAS BF16
+#   step31_shapes.csv    the other shapes: 6144^3, 8192x1024x4096, 1024x8192x4096, 4096x4096x256,
 #                        and 4095^3 (padded copies of A and B, timed)
 #   step31_meta.txt      date, GPU, command
 set -u -o pipefail
@@ -40,8 +40,8 @@ build/step31 --csv "$DIR/step31.csv" | tail -n 12 || status=1
 
 echo "== ablation: one setting changed from the default"
 echo "setting,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step31_ablation.csv"
-for setting in default epilogue=1 epilogue=0 persistent=0 consumers=1 "consumers=1 persistent=0" cluster=2 setmaxnreg=0 group=1 \
-    group=4 group=16 stages=2 stages=3 streamk=0 streamk=2 "epilogue=0 persistent=0 setmaxnreg=0"; do
+for setting in default epilogue=1 epilogue=0 persistent=0 cluster=2 setmaxnreg=0 group=1 group=4 group=16 stages=2 \
+    stages=3 streamk=0 streamk=2 "epilogue=0 persistent=0 setmaxnreg=0"; do
     args=()
     for p in $setting; do [ "$p" = default ] || args+=(--param "$p"); done
     rates 4096,8192 ${args[@]+"${args[@]}"} | sed "s/^/$setting,/" >>"$DIR/step31_ablation.csv" || status=1

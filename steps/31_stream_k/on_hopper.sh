@@ -1,4 +1,4 @@
-# Sourced by this step's measuring scripts (measure.sh, pingpong.sh, turns.sh, cycles.sh), from the
+# Sourced by this step's measuring scripts (measure.sh, turns.sh, cycles.sh), from the
 # repository's root. on_hopper NAME: where this machine cannot run them, says why in one line headed by
 # NAME and exits, 2 if the step is not built, 4 without a CUDA device or without an sm_90 one (the step runs
 # on Hopper alone). device_name: the GPU's name, for the scripts' meta.txt.

@@ -3,7 +3,7 @@
 # its own process beside cuBLAS BF16, at the targets' five shapes; then each one's medians. On a machine
 # with an sm_90 GPU (about 5 s a run: 30 s for one setting; make step31 first):
 #
-#   steps/31_stream_k/turns.sh DIR SETTING...    e.g. turns.sh /tmp/t "epilogue=5" "epilogue=5 setmaxnreg=0"
+#   steps/31_stream_k/turns.sh DIR SETTING...    e.g. turns.sh /tmp/t "streamk=0" "streamk=0 setmaxnreg=0"
 #   steps/31_stream_k/turns.sh --table FILE      the medians of a turns.csv written before (no GPU needed)
 #
 # A SETTING is one or more NAME=VALUE of --param, separated by spaces. Writes DIR/turns.csv (setting,turn,
