@@ -3,14 +3,13 @@
  * @brief The CPU backend: the step and OpenBLAS DGEMM on host buffers, timed
  * with a monotonic clock; the reference from reference_cpu.c.
  */
-#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN), strcasestr, nanosleep */
+#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN), strcasestr */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -29,9 +28,8 @@ enum { CEILING_TRIALS = 10 };
  * about 0.1 s, before they sleep (OPENBLAS_THREAD_TIMEOUT). A step timed meanwhile shares the cores
  * with them: on 16 cores a threaded step measured 0.3 GFLOP/s at 128^3 instead of 95 when a quantum
  * went to a spinning worker. libgomp's idle threads do the same after a parallel region (GOMP_SPINCOUNT,
- * 300 000 pause loops unless OMP_WAIT_POLICY says otherwise: milliseconds). So the harness waits this
- * long after a turn of either on several threads, outside any timing. */
-static const struct timespec SETTLE = {0, 250000000};
+ * 300 000 pause loops unless OMP_WAIT_POLICY says otherwise: milliseconds). So the harness waits a
+ * quarter of a second (settle_threads) after a turn of either on several threads, outside any timing. */
 
 static struct {
     const double *A, *B, *C0; /* main()'s host arrays */
@@ -171,7 +169,7 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
     reference_gemm(p->m, p->n, p->k, p->alpha, h.A, p->lda, h.B, p->ldb, p->beta, h.C0, p->ldc, ref,
                    absab);
     if ((long long)p->m * p->n * p->k > REFERENCE_LOOP_MAX_MNK) /* it ran OpenBLAS on every core */
-        nanosleep(&SETTLE, NULL);
+        settle_threads();
 }
 
 void backend_time(const struct step *st, const struct problem *p, run_kind what, int warmup, int reps,
@@ -180,7 +178,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
     /* OpenBLAS starts its workers when the library loads, and they spin like after a call: before the
      * first timing of the process, let them sleep (once; later calls settle after themselves). */
     if (!h.settled && openblas_get_num_threads() > 1)
-        nanosleep(&SETTLE, NULL);
+        settle_threads();
     h.settled = 1;
     int saved = openblas_get_num_threads();
     if (what == RUN_BASELINE)
@@ -194,7 +192,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
     }
     openblas_set_num_threads(saved); /* the reference keeps all threads */
     if (h.threads > 1 && reps > 0) /* the end of a turn: the other side's comes next */
-        nanosleep(&SETTLE, NULL);
+        settle_threads();
 }
 
 void backend_row_note(const struct step *st, const struct problem *p, double step_ms, char *note, size_t len)

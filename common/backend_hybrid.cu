@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "cpu_info.h"
@@ -34,8 +33,8 @@ enum {
     COPY_PROBE_MB = 256      /* pinned copies of this size give the PCIe rate */
 };
 
-/* After a call on several threads OpenBLAS's workers spin for about 0.1 s (backend_cpu.c says more). */
-static const struct timespec OPENBLAS_SETTLE = {0, 250000000};
+/* After a call on several threads OpenBLAS's workers spin for about 0.1 s (backend_cpu.c says more): the
+ * harness waits for them to sleep (settle_threads) before it times anything else. */
 
 static struct {
     int gpu;                  /* a CUDA device is present */
@@ -175,7 +174,7 @@ void backend_reference(const struct step *st, const struct problem *p, double *r
     (void)st;
     reference_gemm(p->m, p->n, p->k, p->alpha, h.A, p->lda, h.B, p->ldb, p->beta, h.C0, p->ldc, ref, absab);
     if ((long long)p->m * p->n * p->k > REFERENCE_LOOP_MAX_MNK) /* it ran OpenBLAS on every core */
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+        settle_threads();
 }
 
 /** Median milliseconds of BOUND_REPS copies of @p bytes between pinned host memory and the device. */
@@ -265,7 +264,7 @@ void backend_time(const struct step *st, const struct problem *p, run_kind what,
         ms[r] = 1e3 * (wall_seconds() - t0); /* host to host: every call returns with C in host memory */
     }
     if (openblas)
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+        settle_threads();
     if (what == RUN_BASELINE && h.gpu && !h.bound_valid)
         measure_bound(p);
 }

@@ -2,13 +2,11 @@
  * @file
  * @brief One shape of step 23 on every rank (see dist_run.h).
  */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "dist_run.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cpu_peak.h"
 #include "dist_data.h"
@@ -31,14 +29,12 @@ enum { CEILING_TRIALS = 10 };
  * matrix ids 1-3 are A, B and C. */
 enum { PROJECTION_STREAM = 4 };
 
-/* After a call on several threads, OpenBLAS's workers spin for about 0.1 s (backend_cpu.c): wait this
- * long, outside any timing, before timing anything else. */
-static const struct timespec OPENBLAS_SETTLE = {0, 250000000};
-
+/* After a call on several threads, OpenBLAS's workers spin for about 0.1 s (backend_cpu.c): wait for them
+ * to sleep (settle_threads), outside any timing, before timing anything else. */
 static void settle(const struct dist_context *ctx)
 {
     if (ctx->threads > 1)
-        nanosleep(&OPENBLAS_SETTLE, NULL);
+        settle_threads();
 }
 
 void dist_measure_ceiling(struct dist_context *ctx)

@@ -8,6 +8,20 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* The wait of settle_threads (backend_cpu.c measured why this long). */
+static const struct timespec SETTLE = {0, 250000000};
+
+void settle_threads(void)
+{
+    static int skip = -1;
+    if (skip < 0) {
+        const char *no = getenv("GEMM_NO_SETTLE");
+        skip = no != NULL && no[0] != '\0';
+    }
+    if (!skip)
+        nanosleep(&SETTLE, NULL);
+}
+
 double wall_seconds(void)
 {
     struct timespec t;

@@ -18,6 +18,15 @@ double median(double *v, int n);
 /** The smallest of @p n values. */
 double minimum(const double *v, int n);
 
+/**
+ * Wait for idle worker threads to go to sleep (0.25 s, outside any timing): after a call on several threads,
+ * OpenBLAS's workers spin for about 0.1 s and libgomp's for milliseconds, and a run timed meanwhile shares
+ * its cores with them (backend_cpu.c says more). With the environment variable GEMM_NO_SETTLE set, no wait:
+ * for runs whose times nobody reads (the tests' single repetitions: tests/shapes.sh sets it); a timing may
+ * then share its cores and come out slower, never faster, so the ceiling check still holds.
+ */
+void settle_threads(void);
+
 /** GFLOP/s of an m x n x k GEMM (2mnk flops) that took @p ms milliseconds. */
 double gemm_gflops(int m, int n, int k, double ms);
 

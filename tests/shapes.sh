@@ -33,8 +33,10 @@ run_shape_set() {
     if [ -n "${DRY:-}" ]; then not_run "$expected" "$DRY"; return; fi
     local csv; csv=$(mktemp)
     # shellcheck disable=SC2086
-    # (--foreground: the run stays in the terminal's process group, so Ctrl-C still stops it)
-    timeout --foreground -k 10 "$RUN_TIMEOUT" "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" \
+    # (--foreground: the run stays in the terminal's process group, so Ctrl-C still stops it. GEMM_NO_SETTLE:
+    # one repetition times nothing anyone reads, so the harness need not wait for idle threads to sleep
+    # before it: common/timing.h)
+    GEMM_NO_SETTLE=1 timeout --foreground -k 10 "$RUN_TIMEOUT" "$bin" --sizes "$sizes" --alpha "$alpha" --beta "$beta" \
         --reps 1 --warmup 0 --seed "$SEED" --quiet --csv "$csv" "$@" ${CHECK_ARGS:-} 2>"$csv.err"
     local rc=$? rows=0
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
