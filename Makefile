@@ -83,7 +83,7 @@ TEST_BINS := $(BUILD)/test_verify $(BUILD)/test_cli $(BUILD)/test_reference $(BU
 TUNED_DIR := $(firstword $(filter %_autotuned,$(GPU_STEP_DIRS)))
 TUNED_STEP := $(call step_num,$(TUNED_DIR))
 
-.PHONY: all steps tests test check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
+.PHONY: all steps tests test test-full check sanitize tune diff sass regs profile plots docs clean help no-nvcc-note
 all: steps tests no-nvcc-note no-mpi-note
 
 steps: $(CPU_BINS) $(if $(HAVE_NVCC),$(GPU_BINS) $(HYBRID_BINS)) $(if $(HAVE_MPI),$(MPI_BINS))
@@ -331,10 +331,16 @@ endif
 # ---------------------------------------------------------------- tests
 # The README's test command. Ends with "N passed, N failed"; non-zero on failure.
 # On a fresh machine it first installs what is missing (as root) or says what to install.
+# `make test` samples the depth by the seed (under 10 minutes on 2 cores without a GPU); `make test-full`
+# (FULL=1, what CI runs) runs every check (tests/run.sh says how they differ).
 test:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@tests/run.sh
+test-full:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j$$(nproc) all
+	@FULL=1 tests/run.sh
 
 # One step, as an exercise is checked: the shape set (odd shapes, leading dimensions, alpha/beta,
 # NaN poison) and one timed shape against the baseline. Needs no other step built.
@@ -485,7 +491,8 @@ clean:
 help:
 	@echo "make step07          build build/step07 (any step number)"
 	@echo "make all             every step, build/peak, build/cpu_peak and the unit tests"
-	@echo "make test            build everything and run every test this machine can run"
+	@echo "make test            build everything and run the tests, depth sampled by the seed (under 10 min)"
+	@echo "make test-full       the same with every check (what CI runs; FULL=1 tests/run.sh)"
 	@echo "make check STEP=NN   one step over the shape set, then one timed shape (an exercise's check; ARGS=...)"
 	@echo "make check STEP=NN SRC=FILE   a student's copy of the step's kernel, checked, timed and scored (JSON)"
 	@echo "make lab STEP=NN     a lab's workspace in DIR=lab_NN: the kernel with TODOs, README, lesson (labs/)"

@@ -7,13 +7,16 @@
 # JSON (the lab's grade: docs/teachers.md); exit 0 when every check passed, 1 on a failure, 4 where this
 # machine cannot run the step (a GPU step without a CUDA device).
 #
-# For tests/lab.sh only: CHECK_SIZES replaces the shape set (and its small shapes), CHECK_TIMED the
-# timed size, CHECK_VARIANTS=0 leaves out the step's other settings. make check itself always runs the
-# full set.
+# For the tests only (tests/lab.sh, tests/mutants.sh): CHECK_SIZES replaces the shape set (and its small
+# shapes), CHECK_TIMED the timed size, CHECK_VARIANTS=0 leaves out the step's other settings, CHECK_STOP=1
+# stops at the first failed check (a planted bug, once caught, needs no more), CHECK_SCALARS replaces the
+# (alpha, beta) pairs. make check itself always runs the full set, whatever make test's depth (QUICK).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 . tests/shapes.sh
+QUICK=""
+SCALARS=${CHECK_SCALARS:-$SCALARS}
 STEP=${1:?usage: tests/check.sh NN [STUDENT_BIN STUDENT_SRC]}
 student_bin=${2:-} student_src=${3:-}
 src=$(ls steps/"$STEP"_*/kernel.c steps/"$STEP"_*/kernel.cu 2>/dev/null | head -n 1)
@@ -56,11 +59,15 @@ field() {
 section "one timed shape: ${timed}^3"
 timed_csv=$(mktemp) ref_csv=$(mktemp)
 trap 'rm -f "$timed_csv" "$ref_csv"' EXIT
-timed_run "$bin" "$timed_csv"; rc=$?
-[ "$rc" -eq 0 ] && pass "$bin -m $timed: verified and timed" || fail "$bin -m $timed: exit $rc"
+if stop_now; then
+    echo "(not run: CHECK_STOP=1, and a check has failed)"
+else
+    timed_run "$bin" "$timed_csv"; rc=$?
+    [ "$rc" -eq 0 ] && pass "$bin -m $timed: verified and timed" || fail "$bin -m $timed: exit $rc"
+fi
 gflops=$(field "$timed_csv" gflops) vendor=$(field "$timed_csv" baseline_gflops)
 device=$(field "$timed_csv" device) vendor_name=$(field "$timed_csv" baseline)
-if [ -n "$student_bin" ]; then
+if [ -n "$student_bin" ] && ! stop_now; then
     echo "the reference solution, $ref (step $STEP itself), on the same shape:"
     timed_run "$ref" "$ref_csv" | grep -E '^ +M +N|^ +[0-9]+ +[0-9]+ +[0-9]+ '
     [ "${PIPESTATUS[0]}" -eq 0 ] || echo "make check: warning: the reference $ref did not pass at ${timed}^3: no ratio to it"

@@ -31,48 +31,56 @@ MEM_GIB=$(awk '/^MemAvailable:/ {printf "%d", $2 / 1048576}' /proc/meminfo 2>/de
 TOO_BIG_TESTABLE=1
 [ "${MEM_GIB:-0}" -ge 90 ] && TOO_BIG_TESTABLE=0
 
+# The bad command lines, "LABEL|ARGS" (ARGS split at spaces), that every step refuses alike; then the
+# other checks of every step (below). QUICK: CLI_QUICK of them per step, chosen by the seed (every one still
+# runs on several steps; the others' checks counted as not run).
+USAGE_CASES=("non-numeric size|-m abc" "negative size|-n -5" "zero size|-k 0" "size too large|-m 99999999999"
+    "lda < M|-m 10 --lda 5" "ldb < K|-m 10 -k 20 --ldb 19" "ldc < M|-m 10 --ldc 9" "unknown option|--bogus"
+    "stray argument|extra" "missing value|--reps" "bad scalar|--alpha x1" "bad size list|--sizes 64,,128"
+    "bad range|--sizes 512:256:64" "-m with --sizes|-m 4 --sizes 8" "over 2^31 elements|-m 50000 -n 50000 -k 1"
+    "M over the grid limit|-m 2000000 -n 1 -k 1" "unknown --param|--param nosuch=1" "--param without =|--param nosuch"
+    "a scalar beyond FP64|--alpha 1e400" "results that overflow|--alpha 1e308 -m 8")
+OTHER_CASES=("memory|" "csv|" "help sweep|" "help usage|")
+CLI_QUICK=4
+# step_cli_case BIN CASE: one of the cases above on BIN.
+step_cli_case() {
+    local bin=$1 c=$2
+    case "$c" in
+        "memory|")
+            if [ "$TOO_BIG_TESTABLE" -eq 0 ]; then
+                not_run 2 "the memory-limit check: this machine has $MEM_GIB GiB available, enough for every shape under 2^31 elements"
+            else
+                expect_usage_error "$bin" "too big for memory" -m 46000 -n 46000 -k 46000
+                # The message for a shape that cannot fit must say how many bytes it needs.
+                "$bin" -m 46000 -n 46000 -k 46000 2>&1 | head -n 1 | grep -q 'needs [0-9]* bytes' &&
+                    pass "$bin memory message gives the bytes needed" ||
+                    fail "$bin memory message does not give the bytes needed"
+            fi ;;
+        "csv|") # An unwritable CSV is refused before any work, and not created.
+            "$bin" -m 4 --csv "$TMP_CLI/no/such/dir/x.csv" >/dev/null 2>&1
+            [ $? -eq 2 ] && pass "$bin unwritable --csv -> exit 2" || fail "$bin unwritable --csv: want exit 2" ;;
+        "help sweep|") # --help names the default sweep (run_all.sh counts a step's rows against it).
+            "$bin" --help | grep -qE "^This step's default sweep: [0-9]+(,[0-9]+)*$" &&
+                pass "$bin --help names its default sweep" || fail "$bin --help does not name its default sweep" ;;
+        "help usage|")
+            "$bin" --help >"$TMP_CLI/out" 2>&1 && grep -q '^usage:' "$TMP_CLI/out" &&
+                pass "$bin --help -> exit 0 with usage" || fail "$bin --help" ;;
+        *) # shellcheck disable=SC2086
+            expect_usage_error "$bin" "${c%%|*}" ${c#*|} ;;
+    esac
+}
 PER_STEP="" # checks per step, counted on the first; without nvcc the GPU steps' are counted as not run
 for step in $(built_steps); do
     bin=$(step_bin "$step")
     [ -x "$bin" ] || { fail "$bin was not built"; continue; }
     c0=$((PASSED + FAILED))
-    expect_usage_error "$bin" "non-numeric size"  -m abc
-    expect_usage_error "$bin" "negative size"     -n -5
-    expect_usage_error "$bin" "zero size"         -k 0
-    expect_usage_error "$bin" "size too large"    -m 99999999999
-    expect_usage_error "$bin" "lda < M"           -m 10 --lda 5
-    expect_usage_error "$bin" "ldb < K"           -m 10 -k 20 --ldb 19
-    expect_usage_error "$bin" "ldc < M"           -m 10 --ldc 9
-    expect_usage_error "$bin" "unknown option"    --bogus
-    expect_usage_error "$bin" "stray argument"    extra
-    expect_usage_error "$bin" "missing value"     --reps
-    expect_usage_error "$bin" "bad scalar"        --alpha x1
-    expect_usage_error "$bin" "bad size list"     --sizes 64,,128
-    expect_usage_error "$bin" "bad range"         --sizes 512:256:64
-    expect_usage_error "$bin" "-m with --sizes"   -m 4 --sizes 8
-    expect_usage_error "$bin" "over 2^31 elements" -m 50000 -n 50000 -k 1
-    expect_usage_error "$bin" "M over the grid limit" -m 2000000 -n 1 -k 1
-    expect_usage_error "$bin" "unknown --param"   --param nosuch=1
-    expect_usage_error "$bin" "--param without =" --param nosuch
-    expect_usage_error "$bin" "a scalar beyond FP64" --alpha 1e400
-    expect_usage_error "$bin" "results that overflow" --alpha 1e308 -m 8
-    if [ "$TOO_BIG_TESTABLE" -eq 0 ]; then
-        not_run 2 "the memory-limit check: this machine has $MEM_GIB GiB available, enough for every shape under 2^31 elements"
-    else
-        expect_usage_error "$bin" "too big for memory" -m 46000 -n 46000 -k 46000
-        # The message for a shape that cannot fit must say how many bytes it needs.
-        "$bin" -m 46000 -n 46000 -k 46000 2>&1 | head -n 1 | grep -q 'needs [0-9]* bytes' &&
-            pass "$bin memory message gives the bytes needed" ||
-            fail "$bin memory message does not give the bytes needed"
+    cases=("${USAGE_CASES[@]}" "${OTHER_CASES[@]}")
+    if [ -n "$QUICK" ]; then
+        mapfile -t cases < <(pick "$step cli" "$CLI_QUICK" "${USAGE_CASES[@]}" "${OTHER_CASES[@]}")
+        # (the memory case is two checks)
+        not_run $(( ${#USAGE_CASES[@]} + ${#OTHER_CASES[@]} + 1 - ${#cases[@]} - $([[ " ${cases[*]} " == *" memory| "* ]] && echo 1 || echo 0) )) "$QUICK_REASON"
     fi
-    # An unwritable CSV is refused before any work, and not created.
-    "$bin" -m 4 --csv "$TMP_CLI/no/such/dir/x.csv" >/dev/null 2>&1
-    [ $? -eq 2 ] && pass "$bin unwritable --csv -> exit 2" || fail "$bin unwritable --csv: want exit 2"
-    # --help names the default sweep (run_all.sh counts a step's rows against it).
-    "$bin" --help | grep -qE "^This step's default sweep: [0-9]+(,[0-9]+)*$" &&
-        pass "$bin --help names its default sweep" || fail "$bin --help does not name its default sweep"
-    "$bin" --help >"$TMP_CLI/out" 2>&1 && grep -q '^usage:' "$TMP_CLI/out" &&
-        pass "$bin --help -> exit 0 with usage" || fail "$bin --help"
+    for c in "${cases[@]}"; do step_cli_case "$bin" "$c"; done
     [ -n "$PER_STEP" ] || PER_STEP=$((PASSED + FAILED - c0))
 done
 

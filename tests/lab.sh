@@ -81,8 +81,25 @@ for n in $LABS; do
     grep -vE '^\s*(/\*|//)\s*LAB-(BEGIN|STUB|END)' "$src" >"$sol/$kernel"
 done
 
+# QUICK (make test): where there is no GPU to check them on, the GPU labs' handouts and solutions (which
+# nvcc takes a while to build) built for LAB_GPU_QUICK of them, chosen by the seed (the others' checks
+# counted as not run); and each lab checked at one (alpha, beta) pair (CHECK_SCALARS) and LAB_QUICK_SIZES
+# of LAB_SIZES, not all: the lab's own machinery is tested here, the step's arithmetic in tests/steps.sh.
+LAB_GPU_QUICK=1
+LAB_QUICK_SIZES=3
+GPU_LABS_BUILT=""
+for n in $LABS; do [ -f "$LAB_TMP/lab_$n/kernel.cu" ] && GPU_LABS_BUILT="$GPU_LABS_BUILT $n"; done
+if [ -n "$QUICK" ] && [ -n "$(gpu_missing)" ]; then
+    # shellcheck disable=SC2086
+    GPU_LABS_BUILT=$(pick "gpu labs" "$LAB_GPU_QUICK" $GPU_LABS_BUILT | paste -sd' ')
+fi
+GPU_LABS_BUILT=" $GPU_LABS_BUILT "
+# lab_skipped N: lab N is a GPU lab left out of this run (QUICK).
+lab_skipped() { [ -f "$LAB_TMP/lab_$1/kernel.cu" ] && [[ "$GPU_LABS_BUILT" != *" $1 "* ]]; }
+
 # Build every handout and every solution (in parallel): CPU labs with cc, GPU labs where nvcc is.
 for n in $LABS; do
+    lab_skipped "$n" && continue
     for d in "$LAB_TMP/lab_$n" "$LAB_TMP/sol_$n"; do [ -f "$d/kernel.cu" ] && ! have_nvcc || echo "$d"; done
 done | xargs -P "$(nproc)" -I{} sh -c 'make -C {} >{}/build.log 2>&1; echo $? >{}/build.rc'
 for n in $LABS; do
@@ -90,6 +107,7 @@ for n in $LABS; do
         d=$LAB_TMP/${w}_$n; what=$([ "$w" = lab ] && echo "the handout" || echo "the solution")
         [ -f "$d/Makefile" ] || continue
         if [ -f "$d/kernel.cu" ] && ! have_nvcc; then not_run 1 "GPU labs: $(gpu_missing)"; continue; fi
+        if lab_skipped "$n"; then not_run 1 "$QUICK_REASON"; continue; fi
         if [ "$(cat "$d/build.rc" 2>/dev/null)" = 0 ] && [ -x "$d/build/step${n}_student" ]; then
             pass "lab $n: $what builds (make in the workspace)"
         else fail "lab $n: $what does not build: $(grep -m1 -iE 'error' "$d/build.log")"; fi
@@ -105,7 +123,9 @@ for n in $LABS; do
         why=$(gpu_missing)
         if [ -n "$why" ]; then
             not_run 4 "GPU labs: $why"
-            if have_nvcc; then # the check says it cannot run, after the build
+            if lab_skipped "$n"; then
+                not_run 1 "$QUICK_REASON"
+            elif have_nvcc; then # the check says it cannot run, after the build
                 make -C "$ws" check >"$ws/check.log" 2>&1
                 [ "$(lab_check_status "$ws/check.log")" = 4 ] && grep -q 'cannot run it' "$ws/check.log" &&
                     pass "lab $n: make check without a CUDA device says so, exit status 4" ||
@@ -115,14 +135,21 @@ for n in $LABS; do
         fi
         timed=1024
     fi
-    CHECK_SIZES=$LAB_SIZES CHECK_TIMED=$timed CHECK_VARIANTS=0 make -C "$ws" check >"$ws/check.log" 2>&1
+    scalars="" sizes=$LAB_SIZES
+    if [ -n "$QUICK" ]; then
+        # shellcheck disable=SC2086
+        scalars=$(pick "lab $n scalars" 1 $SCALARS)
+        # shellcheck disable=SC2046
+        sizes=$(sizes_of "$(pick "lab $n sizes" "$LAB_QUICK_SIZES" $(tr ',' ' ' <<<"$LAB_SIZES"))")
+    fi
+    CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars make -C "$ws" check >"$ws/check.log" 2>&1
     status=$(lab_check_status "$ws/check.log") rows=$(lab_fail_rows "$ws/check.log") crash=$(lab_crashes "$ws/check.log")
     if [ "$status" = 1 ] && [ "$rows" -gt 0 ] && [ -z "$crash" ]; then
         pass "lab $n: the handout fails the check ($rows rows marked FAIL by the verifier)"
     else fail "lab $n: the handout's check: status $status, $rows rows FAIL${crash:+, $crash}"; fi
     why=$(lab_json_problem "$ws/check.log" false "$n")
     [ -z "$why" ] && pass "lab $n: the handout's JSON line (correct false, score 0)" || fail "lab $n: the handout's JSON: $why"
-    CHECK_SIZES=$LAB_SIZES CHECK_TIMED=$timed CHECK_VARIANTS=0 make -C "$sol" check >"$sol/check.log" 2>&1
+    CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars make -C "$sol" check >"$sol/check.log" 2>&1
     status=$(lab_check_status "$sol/check.log")
     if [ "$status" = 0 ] && grep -q '^[0-9]* passed, 0 failed$' "$sol/check.log"; then
         pass "lab $n: the solution passes the check ($(grep '^[0-9]* passed, 0 failed$' "$sol/check.log"))"

@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# The driver behind `make test`: unit tests, command-line tests, every step over the shape set where
-# this machine can run it, planted bugs that must be caught, the tuner and the main job's artifacts.
-# Ends with the checks not run (by reason) and the line "N passed, N failed"; non-zero on any failure.
+# The driver behind `make test` and `make test-full`: unit tests, command-line tests, every step over the
+# shape set where this machine can run it, planted bugs that must be caught, the tuner and the main job's
+# artifacts. Ends with the checks not run (by reason) and the line "N passed, N failed"; non-zero on any
+# failure.
+#
+# Two depths. FULL=1 (make test-full; what CI runs, .ci/run) runs every check. Without it (make test, the
+# README's test command) every part, step, setting, planted bug and kind of check still runs, but fewer
+# variants of each, sampled by the seed (tests/shapes.sh: the shapes dealt out over the (alpha, beta)
+# pairs, one pair and one layout per setting, a sample of the command-line cases per step, of the grid
+# runs of the MPI step and of the GPU labs' builds; a planted bug's checks stop once it is caught), so that
+# it ends within 10 minutes on a 2-core machine without a GPU; the checks it leaves out are counted as not
+# run ("left to the full suite"), and another seed samples others.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 . tests/shapes.sh
 T0=$(date +%s)
 
-# Fresh random inputs on every run; SEED=... reproduces a failed one.
+# Fresh random inputs on every run; SEED=... reproduces a failed one (and QUICK's choice of checks).
 SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
 export SEED
-echo "make test: seed $SEED (rerun with SEED=$SEED make test)"
+if [ "${FULL:-0}" = 1 ]; then
+    QUICK=""
+    echo "make test-full: seed $SEED (rerun with SEED=$SEED make test-full); every check"
+else
+    QUICK=1 # (not exported: make check, which the labs' tests run, is always whole)
+    echo "make test: seed $SEED (rerun with SEED=$SEED make test); depth sampled by the seed (make test-full runs every check)"
+fi
 
 # TESTS="steps mpi" (any of: unit cli steps mpi mutants labs tune artifacts) runs only those parts, e.g.
 # to split the suite over two sittings; the parts left out are named on the last lines. Default: all.
@@ -58,7 +73,7 @@ want artifacts && . tests/artifacts.sh
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
-echo "make test took $(( $(date +%s) - T0 )) s"
+echo "make test$([ -n "$QUICK" ] || echo -full) took $(( $(date +%s) - T0 )) s"
 report_not_run
 [ -n "${SKIPPED_PARTS:-}" ] && echo "parts left out (TESTS=\"$PARTS\"): $SKIPPED_PARTS"
 [ -n "$TEST_STEPS" ] && echo "steps left out: all but $TEST_STEPS (STEPS=...)"

@@ -23,6 +23,56 @@ FORCED_BLOCKS="--param mc=20 --param kc=7 --param nc=13"
 # shape_count SIZES: how many shapes a --sizes list holds.
 shape_count() { printf '%s' "$1" | tr ',' '\n' | grep -c .; }
 
+# Depth. make test (tests/run.sh without FULL=1) sets QUICK=1: every step, every setting, every planted bug
+# and every kind of check still runs, but fewer variants of each: the shapes of a step's shape set dealt
+# out over its (alpha, beta) pairs instead of run at each, one (alpha, beta) and one layout per setting,
+# and so on, chosen by the seed (SEED=... repeats a run's choice; another seed chooses others). The checks
+# left out are counted as not run, for QUICK_REASON. FULL=1 (make test-full, what CI runs) and make check
+# run everything: QUICK is empty unless tests/run.sh set it.
+QUICK=${QUICK:-}
+QUICK_REASON="left to the full suite (make test-full; make test samples them by the seed)"
+# sampling: QUICK, and the checks can run here (without, DRY counts them all as not run for its reason).
+sampling() { [ -n "$QUICK" ] && [ -z "${DRY:-}" ]; }
+
+# seeded_order KEY ITEM...: "RANK POSITION ITEM" lines in an order chosen by SEED and KEY (the same seed
+# orders differently for another KEY): the shuffle behind deal and pick.
+seeded_order() {
+    local key=$1 i=0 item; shift
+    for item in "$@"; do
+        i=$((i + 1))
+        printf '%s %d %s\n' "$(printf '%s|%s|%s' "${SEED:-0}" "$key" "$item" | cksum | cut -d' ' -f1)" "$i" "$item"
+    done | sort -n
+}
+# deal KEY HAND HANDS ITEM...: the ITEMs dealt in a seeded order into HANDS hands (HAND: 0 to HANDS - 1), so
+# that every ITEM is in exactly one; prints hand HAND's, one a line, in their given order.
+deal() {
+    local key=$1 hand=$2 hands=$3; shift 3
+    seeded_order "$key" "$@" | awk -v h="$hand" -v n="$hands" '(NR - 1) % n == h' | sort -k2,2n | cut -d' ' -f3-
+}
+# pick KEY N ITEM...: N of the ITEMs (all where N is not below their count), seeded, in their given order.
+pick() {
+    local key=$1 n=$2; shift 2
+    seeded_order "$key" "$@" | head -n "$n" | sort -k2,2n | cut -d' ' -f3-
+}
+# scalars_for KEY CHECKS: PAIRS, the (alpha, beta) pairs of a group of runs of CHECKS checks each: all of
+# SCALARS, or QUICK one of them, chosen by the seed (the others' checks counted as not run). (It sets a
+# variable, not prints: a command substitution's subshell would lose the count.)
+scalars_for() {
+    PAIRS=$SCALARS
+    sampling || return 0
+    # shellcheck disable=SC2086
+    PAIRS=$(pick "$1" 1 $SCALARS)
+    not_run $(( $2 * ($(wc -w <<<"$SCALARS") - 1) )) "$QUICK_REASON"
+}
+# sizes_of LINES: one shape a line, as a --sizes list.
+sizes_of() { paste -sd, - <<<"$1"; }
+# The runs that a step's checks would stop at: CHECK_STOP=1 (tests/mutants.sh's planted bugs, through make
+# check) skips every run after the first failed check, STOP_FAIL_ROWS=N every run once FAIL_ROWS exceeds N
+# (expect_caught: a mutant that has been caught once needs no more checks).
+stop_now() {
+    { [ -n "${CHECK_STOP:-}" ] && [ "$FAILED" -gt 0 ]; } || { [ -n "${STOP_FAIL_ROWS:-}" ] && [ "$FAIL_ROWS" -gt "$STOP_FAIL_ROWS" ]; }
+}
+
 # run_shape_set BIN SIZES ALPHA BETA [extra args...]: one check per shape, from the CSV rows. A run
 # that has not ended after RUN_TIMEOUT seconds (a kernel that waits on a barrier nobody arrives at) is
 # stopped and fails, with the shapes it did not reach.
@@ -31,6 +81,7 @@ run_shape_set() {
     local bin=$1 sizes=$2 alpha=$3 beta=$4; shift 4
     local expected; expected=$(shape_count "$sizes")
     if [ -n "${DRY:-}" ]; then not_run "$expected" "$DRY"; return; fi
+    stop_now && return
     local csv; csv=$(mktemp)
     # shellcheck disable=SC2086
     # (--foreground: the run stays in the terminal's process group, so Ctrl-C still stops it. GEMM_NO_SETTLE:
@@ -60,16 +111,34 @@ run_shape_set() {
 }
 
 # run_step BIN SIZES SMALL: the shape set at every (alpha, beta) with tight leading dimensions, the small
-# shapes with padded ones, and the one alpha = 0 case.
+# shapes with padded ones, and the one alpha = 0 case. QUICK: the shapes dealt out over the (alpha, beta)
+# pairs instead (each shape at one pair, tight; each small one at one pair, padded), and half the small
+# shapes at alpha = 0.
 run_step() {
-    local bin=$1 sizes=$2 small=$3 p0=$PASSED f0=$FAILED t0=$SECONDS ab
+    local bin=$1 sizes=$2 small=$3 p0=$PASSED f0=$FAILED t0=$SECONDS ab i=0 tight padded zero
+    local npairs; npairs=$(wc -w <<<"$SCALARS")
+    zero=$small
     for ab in $SCALARS; do
-        run_shape_set "$bin" "$sizes" "${ab%,*}" "${ab#*,}"
+        tight=$sizes padded=$small
+        if sampling; then
+            # shellcheck disable=SC2046
+            tight=$(sizes_of "$(deal "$bin tight" "$i" "$npairs" $(tr ',' ' ' <<<"$sizes"))")
+            # shellcheck disable=SC2046
+            padded=$(sizes_of "$(deal "$bin padded" "$i" "$npairs" $(tr ',' ' ' <<<"$small"))")
+            not_run $(( $(shape_count "$sizes") - $(shape_count "$tight") + $(shape_count "$small") - $(shape_count "$padded") )) "$QUICK_REASON"
+        fi
+        [ -n "$tight" ] && run_shape_set "$bin" "$tight" "${ab%,*}" "${ab#*,}"
         # shellcheck disable=SC2086
-        run_shape_set "$bin" "$small" "${ab%,*}" "${ab#*,}" $PADDING
+        [ -n "$padded" ] && run_shape_set "$bin" "$padded" "${ab%,*}" "${ab#*,}" $PADDING
+        i=$((i + 1))
     done
+    if sampling; then
+        # shellcheck disable=SC2046
+        zero=$(sizes_of "$(deal "$bin zero" 0 2 $(tr ',' ' ' <<<"$small"))")
+        not_run $(( $(shape_count "$small") - $(shape_count "$zero") )) "$QUICK_REASON"
+    fi
     # shellcheck disable=SC2086
-    run_shape_set "$bin" "$small" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING
+    run_shape_set "$bin" "$zero" "${ALPHA_ZERO%,*}" "${ALPHA_ZERO#*,}" $PADDING
     [ -z "${DRY:-}" ] && echo "  $bin: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
     return 0
 }
@@ -86,7 +155,9 @@ step_settings() {
 # (alpha, beta): each documented setting at each value but its default (read from --help); every
 # instruction set but the default, if a 1x1x1 run shows this CPU has it (with the small odd blocks too,
 # where the step takes block sizes: the other micro-kernel has its own edges); small odd blocks where
-# the step takes block sizes. Without the binary (DRY), only counted.
+# the step takes block sizes. Without the binary (DRY), only counted. QUICK: each value once, on half the
+# shapes, at one (alpha, beta) and one of its layouts (tight, padded, or the blocks padded), all chosen by
+# the seed.
 run_variants() {
     local bin=$1 src=$2 shapes=$3 defaults="" name values v args ab rc blocks=""
     [ -z "${DRY:-}" ] && defaults=$("$bin" --help | sed -n "s/^This step's settings (defaults): //p")
@@ -118,15 +189,25 @@ run_variants() {
                     fail "$bin $args -m 1: exit $rc (want 0, or 4 where the CPU lacks it)"; continue
                 fi
             fi
+            local layouts=("" "$PADDING") layout
+            [ "$name" = isa ] && [ -n "$blocks" ] && layouts+=("$blocks $PADDING")
+            if sampling; then
+                local one_ab one_layout half
+                # shellcheck disable=SC2086
+                one_ab=$(pick "$bin $args scalars" 1 $SCALARS)
+                one_layout=$(pick "$bin $args layout" 1 "${!layouts[@]}")
+                # shellcheck disable=SC2046
+                half=$(sizes_of "$(deal "$bin $args shapes" 0 2 $(tr ',' ' ' <<<"$shapes"))")
+                not_run $(( $(shape_count "$shapes") * $(wc -w <<<"$SCALARS") * ${#layouts[@]} - $(shape_count "$half") )) "$QUICK_REASON"
+                # shellcheck disable=SC2086
+                run_shape_set "$bin" "$half" "${one_ab%,*}" "${one_ab#*,}" $args ${layouts[one_layout]}
+                continue
+            fi
             for ab in $SCALARS; do
-                # shellcheck disable=SC2086
-                run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args
-                # shellcheck disable=SC2086
-                run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $PADDING
-                if [ "$name" = isa ] && [ -n "$blocks" ]; then
+                for layout in "${layouts[@]}"; do
                     # shellcheck disable=SC2086
-                    run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $blocks $PADDING
-                fi
+                    run_shape_set "$bin" "$shapes" "${ab%,*}" "${ab#*,}" $args $layout
+                done
             done
         done
     done < <(step_settings "$src")

@@ -1,15 +1,23 @@
 # Every step over the shape set (sourced by tests/run.sh, after tests/shapes.sh). CPU steps run
-# everywhere; GPU steps where a CUDA device is present, else their checks are counted as not run.
+# everywhere; GPU steps where a CUDA device is present, else their checks are counted as not run. With
+# QUICK (make test), the shapes and (alpha, beta) pairs of each group of runs are sampled by the seed
+# (tests/shapes.sh); every step, setting and group still runs.
 
 section "CPU steps over the shape set"
 for step in $(cpu_steps); do
     run_step "$(step_bin "$step")" "$SHAPES" "$SMALL_SHAPES"
     run_variants "$(step_bin "$step")" "steps/$step/kernel.c" "$SMALL_SHAPES"
 done
-# Threaded steps with an odd number of threads, more than there are cores here.
+# Threaded steps with an odd number of threads, more than there are cores here (QUICK: half the shape set).
 for step in $(threaded_steps); do
+    odd_sizes=$SHAPES
+    if sampling; then
+        # shellcheck disable=SC2046
+        odd_sizes=$(sizes_of "$(deal "$step odd threads" 0 2 $(tr ',' ' ' <<<"$SHAPES"))")
+        not_run $(( $(shape_count "$SHAPES") - $(shape_count "$odd_sizes") )) "$QUICK_REASON"
+    fi
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SHAPES" -1.5 0.5 $PADDING
+    OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$odd_sizes" -1.5 0.5 $PADDING
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=3 run_shape_set "$(step_bin "$step")" "$SMALL_SHAPES" 0.75 -1.25 $FORCED_BLOCKS
 done
@@ -26,7 +34,8 @@ for step in $(hybrid_steps); do
     run_step "$bin" "$SHAPES" "$SMALL_SHAPES"
     DRY=$(gpu_missing)
     for forced in "${HYBRID_FORCED[@]}"; do
-        for ab in $SCALARS; do
+        scalars_for "$bin $forced" "$(shape_count "$SMALL_SHAPES,1000x1000x1000")"
+        for ab in $PAIRS; do
             # shellcheck disable=SC2086
             run_shape_set "$bin" "$SMALL_SHAPES,1000x1000x1000" "${ab%,*}" "${ab#*,}" $forced $PADDING
         done
@@ -46,7 +55,8 @@ gpu_step_checks() { # STEP: its shape set, then its settings
 # another process on the GPU while it does would make a correct row look impossibly fast.
 gpu_big_checks() { # STEP
     local ab
-    for ab in $SCALARS; do run_shape_set "$(step_bin "$1")" "$GPU_BIG_SHAPES" "${ab%,*}" "${ab#*,}"; done
+    scalars_for "$1 big" "$(shape_count "$GPU_BIG_SHAPES")"
+    for ab in $PAIRS; do run_shape_set "$(step_bin "$1")" "$GPU_BIG_SHAPES" "${ab%,*}" "${ab#*,}"; done
 }
 # TEST_JOBS=N runs N steps' shape sets at a time (default 1): much faster on a machine with many cores,
 # at a small risk of a spurious "cannot have done the work" at 1000^3, if another step's kernels share
@@ -71,7 +81,8 @@ fi
 # (only where step 14 is among the steps tested: STEPS=31 leaves it out)
 if gpu_steps | grep -qx 14_autotuned; then
     for extra in "--param choose=class" "--param edge=hang"; do
-        for ab in $SCALARS $ALPHA_ZERO; do
+        scalars_for "14 $extra" "$(shape_count "$SHAPES,1001x1030x600")"
+        for ab in $PAIRS $ALPHA_ZERO; do
             # shellcheck disable=SC2086
             run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" --param sms=7 \
                 --param split=stream $extra $PADDING
@@ -79,7 +90,8 @@ if gpu_steps | grep -qx 14_autotuned; then
     done
     for split in 3 stream; do
         for forced in square small unaligned short_k; do
-            for ab in $SCALARS; do
+            scalars_for "14 $split $forced" "$(( 3 * $(shape_count "$SHAPES,1001x1030x600") ))"
+            for ab in $PAIRS; do
                 for pad in "" "$PADDING" "$PADDING --param pad=1"; do
                     # shellcheck disable=SC2086
                     run_shape_set "$(step_bin 14_autotuned)" "$SHAPES,1001x1030x600" "${ab%,*}" "${ab#*,}" \
@@ -102,7 +114,8 @@ STEP31_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param
                "--param epilogue=5 --param streamk=2" "--param epilogue=5 --param setmaxnreg=0 --param stages=2")
 if gpu_steps | grep -qx 31_stream_k; then
     for combo in "${STEP31_COMBOS[@]}"; do
-        for ab in $SCALARS; do
+        scalars_for "31 $combo" "$(( 2 * $(shape_count "$SHAPES") ))"
+        for ab in $PAIRS; do
             # shellcheck disable=SC2086
             run_shape_set "$(step_bin 31_stream_k)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo
             # shellcheck disable=SC2086
@@ -113,7 +126,8 @@ if gpu_steps | grep -qx 31_stream_k; then
     # shape set reaches (none has more tiles than the GPU has SMs): 144 to 256 tiles of 2, 3 and 16 slices
     # of K, and of 1 (not split), one edge ragged in each (M a multiple of 8, the TMA store's condition:
     # else the split is not taken).
-    for ab in $SCALARS; do
+    scalars_for "31 split tail" 4
+    for ab in $PAIRS; do
         run_shape_set "$(step_bin 31_stream_k)" "2304x2300x128,4096x2000x192,2200x2300x1000,1504x3000x64" \
             "${ab%,*}" "${ab#*,}" --param epilogue=4
     done
