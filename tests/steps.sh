@@ -102,16 +102,13 @@ if gpu_steps | grep -qx 14_autotuned; then
     done
 fi
 # Step 31's settings in the combinations its own paths depend on (run_variants above tries each value
-# alone): the ping-pong with four stages and with the other epilogues, the lent stage with clusters
-# (remote arrivals held back) and with stream-K (hand-over items lend nothing), clusters on a short ring,
-# the split epilogue with clusters, with stream-K (whole tiles next to pieces) and on a short ring; the
-# column epilogue (a kernel of its own) with clusters, stream-K, and without setmaxnreg on a short ring.
-STEP31_COMBOS=("--param pingpong=1 --param stages=3" "--param pingpong=1 --param epilogue=1"
-               "--param pingpong=1 --param epilogue=0" "--param epilogue=3 --param cluster=2"
-               "--param epilogue=3 --param streamk=2" "--param cluster=2 --param stages=2"
-               "--param epilogue=4 --param cluster=2" "--param epilogue=4 --param streamk=2"
-               "--param epilogue=4 --param stages=2" "--param epilogue=5 --param cluster=2"
-               "--param epilogue=5 --param streamk=2" "--param epilogue=5 --param setmaxnreg=0 --param stages=2")
+# alone): clusters on a short ring and with the 16-byte-store epilogue (remote arrivals, multicast beside
+# the other epilogue), stream-K with that epilogue (whole tiles next to pieces) and without setmaxnreg on
+# a short ring; stream-K asked for with clusters and without persistence, where the step turns it off
+# (it needs persistent=1 cluster=1) and must still be right.
+STEP31_COMBOS=("--param cluster=2 --param stages=2" "--param cluster=2 --param epilogue=1"
+               "--param streamk=2 --param epilogue=1" "--param streamk=2 --param setmaxnreg=0 --param stages=2"
+               "--param cluster=2 --param streamk=2" "--param persistent=0 --param streamk=2")
 if gpu_steps | grep -qx 31_stream_k; then
     for combo in "${STEP31_COMBOS[@]}"; do
         scalars_for "31 $combo" "$(( 2 * $(shape_count "$SHAPES") ))"
@@ -122,14 +119,13 @@ if gpu_steps | grep -qx 31_stream_k; then
             run_shape_set "$(step_bin 31_stream_k)" "$SHAPES" "${ab%,*}" "${ab#*,}" $combo $PADDING
         done
     done
-    # The split epilogue passes from one tile to the next (split_tail's next tile), which no shape of the
-    # shape set reaches (none has more tiles than the GPU has SMs): 144 to 256 tiles of 2, 3 and 16 slices
-    # of K, and of 1 (not split), one edge ragged in each (M a multiple of 8, the TMA store's condition:
-    # else the split is not taken).
-    scalars_for "31 split tail" 4
+    # A persistent block walks several tiles (the staged epilogue of one beside the next tile's copies),
+    # which no shape of the shape set reaches (none has more tiles than the GPU has SMs): 144 to 256 tiles
+    # of 2, 3 and 16 slices of K, and of 1, one edge ragged in each.
+    scalars_for "31 many tiles" 4
     for ab in $PAIRS; do
         run_shape_set "$(step_bin 31_stream_k)" "2304x2300x128,4096x2000x192,2200x2300x1000,1504x3000x64" \
-            "${ab%,*}" "${ab#*,}" --param epilogue=4
+            "${ab%,*}" "${ab#*,}"
     done
 fi
 for step in $(gpu_steps); do gpu_big_checks "$step"; done
