@@ -28,9 +28,9 @@ else
     echo "make test: seed $SEED (rerun with SEED=$SEED make test); depth sampled by the seed (make test-full runs every check)"
 fi
 
-# TESTS="steps mpi" (any of: unit cli steps mpi mutants labs tune artifacts) runs only those parts, e.g.
+# TESTS="steps mpi" (any of: unit cli steps mpi mutants labs tune artifacts lessons) runs only those parts, e.g.
 # to split the suite over two sittings; the parts left out are named on the last lines. Default: all.
-ALL_PARTS="unit cli steps mpi mutants labs tune artifacts"
+ALL_PARTS="unit cli steps mpi mutants labs tune artifacts lessons"
 PARTS=${TESTS:-$ALL_PARTS}
 for part in $PARTS; do
     case " $ALL_PARTS " in *" $part "*) ;; *) echo "make test: unknown part '$part' in TESTS (parts: $ALL_PARTS)"; exit 2 ;; esac
@@ -70,6 +70,13 @@ want mutants && . tests/mutants.sh
 want labs && . tests/lab.sh # the labs: make lab, handouts that fail the check, solutions that pass; the answer sketches
 want tune && . tests/tune.sh
 want artifacts && . tests/artifacts.sh
+want lessons && {
+section "lessons: history, sections, links, length (tests/lessons.sh, rules in docs/lesson_rules.md)"
+out=$(tests/lessons.sh 2>&1) && pass "every lesson keeps docs/lesson_rules.md: $(tail -n 1 <<<"$out")" ||
+    { grep '^lessons: .*: ' <<<"$out" | sed 's/^/    /'; fail "$(tail -n 1 <<<"$out") (tests/lessons.sh)"; }
+out=$(tests/lessons.sh --self-test 2>&1) && pass "tests/lessons.sh catches a planted page for each rule: $(tail -n 1 <<<"$out")" ||
+    { grep '^self-test: NOT' <<<"$out" | sed 's/^/    /'; fail "$(tail -n 1 <<<"$out")"; }
+}
 
 echo
 [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
