@@ -9,8 +9,8 @@
 #                 per SM (the occupancy they allow) on the right
 #   tc_stages     steps 25 and 26 against the number of stages in the cp.async ring, one line per block tile
 #                 (step 25: one stage), at 8192^3, with cuBLAS BF16 of the same runs
-#   tc_sync       step 27 against the stages, one line per tile and synchronization (shift=0..4), beside
-#                 step 26 at the same tile, at 8192^3
+#   tc_sync       step 27 against the stages, one line per tile and synchronization (shift=0..3), beside
+#                 step 26 at 128x128 and 128x256, at 8192^3
 #   tc_ablation   step 31 with each ingredient switched off in turn (step31_ablation.csv): the rate as a
 #                 fraction of cuBLAS BF16 in the same run, at 4096^3 and 8192^3
 #   tc_cycles     step 31 and cuBLAS: Nsight Compute's cycles of one call at M = N = 4096 against K, with
@@ -77,14 +77,15 @@ if [ -s "$DATA/step26_stages.csv" ]; then
 fi
 if [ -s "$DATA/step27_sync.csv" ]; then
     : >"$TMP/sy.gp.plot"
-    # step,warps,tile,stages,shift,registers,m,n,k,gflops,...: one line per (tile, step, shift) at 8192^3; the
-    # 128x256 tile (8 consumer warps) in full lines, the 128x128 tile (4) dashed
-    for key in 8,26,- 8,27,0 8,27,1 8,27,2 8,27,3 8,27,4 4,26,- 4,27,0 4,27,2; do
+    # step,warps,tile,stages,shift,registers,m,n,k,gflops,...: one line per (tile, step, shift) at 8192^3; each
+    # step's largest tile (step 26: 8 warps, 128x256; step 27: 6 consumers, 128x192) in full lines, the
+    # 128x128 tile where the two meet (4 warps) dashed
+    for key in 8,26,- 6,27,0 6,27,1 6,27,2 6,27,3 4,26,- 4,27,0 4,27,2; do
         IFS=, read -r w st sh <<<"$key"
         awk -F, -v w="$w" -v s="$st" -v h="$sh" 'NR > 1 && $1 == s && $2 == w && $5 == h && $7 == 8192 {
             print $4, $10 / 1000 }' "$DATA/step27_sync.csv" >"$TMP/sy_$w$st$sh.dat"
         [ -s "$TMP/sy_$w$st$sh.dat" ] || continue
-        tile=128x$((w * 32)); dash=$([ "$w" = 8 ] && echo 1 || echo 2)
+        tile=128x$((w * 32)); dash=$([ "$w" = 4 ] && echo 2 || echo 1)
         if [ "$st" = 26 ]; then title="step 26, $tile"; style="lw 3 pt 5 dt $dash lc rgb '#000000'"
         else title="step 27, $tile, shift=$sh"; style="lw 2 pt 7 dt $dash"; fi
         printf "%s'%s' using 1:2 with linespoints %s title '%s'" "$([ -s "$TMP/sy.gp.plot" ] && echo ", ")" \

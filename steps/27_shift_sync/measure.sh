@@ -5,13 +5,15 @@
 #
 # writes into DIR:
 #   step27.csv         the step's default sweep, checked, as run_all.sh runs it
-#   step27_sync.csv    step 27 for every shift (0: one full barrier per stage; 2 or 4: one per arrival point)
-#                      and 2, 3 and 4 stages, for both block tiles (warps=4: 128x128, warps=8: 128x256), beside
-#                      step 26 at the same tile and stages, at 4096^3 and 8192^3, with each kernel's registers
-#   step27_turns.csv   five turns at 4096^3 and 8192^3: step 26's default, step 27 with shift=0 and with every
-#                      point its own barrier, each in its own process beside cuBLAS BF16 (the lesson's medians)
+#   step27_sync.csv    step 27 for every shift (0: one full barrier per stage; points - 1: one per arrival
+#                      point) and 2, 3 and 4 stages, for both its block tiles (warps=4: 128x128, warps=6:
+#                      128x192), beside step 26 at 128x128 and at its own 128x256, at 4096^3 and 8192^3, with
+#                      each kernel's registers
+#   step27_turns.csv   five turns at 4096^3 and 8192^3: step 26 at 128x256 and at 128x128, step 27 at 128x192
+#                      with every point its own barrier and with shift=0, and at 128x128, each in its own
+#                      process beside cuBLAS BF16 (the lesson's medians)
 #   step27_stalls.txt  Nsight Compute's warp states (cycles per issued instruction, per stall reason) of step
-#                      26 and of step 27 with shift=0 and shift=4, at 4096^3 (where there is ncu)
+#                      26 and of step 27 with shift=0 and shift=3, at 4096^3 (where there is ncu)
 #   step27_meta.txt    date, GPU, command
 set -u -o pipefail # a failed run inside a pipeline counts
 cd "$(dirname "$0")/../.." || exit 2
@@ -52,15 +54,20 @@ echo "== synchronization and stages, beside step 26 at the same tile"
 registers build/step26 pipelined_gemm >"$TMP/reg26"
 registers build/step27 shift_sync_gemm >"$TMP/reg27"
 echo "step,warps,tile,stages,shift,registers,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step27_sync.csv"
-for warps in 4 8; do
+# step 26 runs 4 or 8 warps (128x128, 128x256), step 27 4 or 6 consumers (128x128, 128x192): the two meet
+# at 128x128; step 26's 128x256 and step 27's 128x192 are each step's largest tile
+for warps in 4 6 8; do
     tile=128x$((warps * 32))
     points=$((warps / 2 + 1)) # arrival points of a slice: shift=0..points-1
     for st in 2 3 4; do
-        [ "$warps" = 8 ] && [ "$st" = 4 ] && [ -n "$(build/step26 --param stages=4 -m 8 --quiet 2>&1 >/dev/null)" ] &&
-            continue # (a 192 KB ring: refused where the GPU has less shared memory per block)
-        regs=$(grep "^$warps $st," "$TMP/reg26" | cut -d, -f2)
-        rates build/step26 4096,8192 --param warps=$warps --param stages=$st |
-            sed "s/^/26,$warps,$tile,$st,-,$regs,/" >>"$DIR/step27_sync.csv" || status=1
+        if [ "$warps" != 6 ]; then
+            regs=$(grep "^$warps $st," "$TMP/reg26" | cut -d, -f2)
+            rates build/step26 4096,8192 --param warps=$warps --param stages=$st |
+                sed "s/^/26,$warps,$tile,$st,-,$regs,/" >>"$DIR/step27_sync.csv" || status=1
+        fi
+        [ "$warps" = 8 ] && continue
+        # (a ring that does not fit this GPU's shared memory is refused: no row)
+        [ -n "$(build/step27 --param warps=$warps --param stages=$st -m 8 --quiet 2>&1 >/dev/null)" ] && continue
         regs=$(grep "^$warps $st," "$TMP/reg27" | cut -d, -f2)
         for ((sh = 0; sh < points; sh++)); do
             rates build/step27 4096,8192 --param warps=$warps --param stages=$st --param shift=$sh |
@@ -73,10 +80,11 @@ column_or_cat "$DIR/step27_sync.csv"
 echo "== five turns"
 echo "step,setting,turn,m,n,k,gflops,cublas_gflops,ratio" >"$DIR/step27_turns.csv"
 for turn in 1 2 3 4 5; do
-    rates build/step26 4096,8192 | sed "s/^/26,default,$turn,/" >>"$DIR/step27_turns.csv" || status=1
-    for sh in 0 4; do
-        rates build/step27 4096,8192 --param shift=$sh | sed "s/^/27,shift=$sh,$turn,/" >>"$DIR/step27_turns.csv" ||
-            status=1
+    for setting in "26 default" "26 warps=4" "27 default" "27 shift=0" "27 warps=4"; do
+        read -r s p <<<"$setting"
+        set --
+        [ "$p" = default ] || set -- --param "$p"
+        rates build/step$s 4096,8192 "$@" | sed "s/^/$s,$p,$turn,/" >>"$DIR/step27_turns.csv" || status=1
     done
 done
 # the median (the middle of the five) of each setting and shape
@@ -87,7 +95,7 @@ awk -F, 'NR > 1 { k = "step " $1 " " $2 " " $4 "^3"; v[k] = v[k] " " $9 }
 echo "== stall reasons (Nsight Compute)"
 if command -v ncu >/dev/null; then
     : >"$DIR/step27_stalls.txt"
-    for run in "26 pipelined_gemm" "27 shift_sync_gemm shift=0" "27 shift_sync_gemm shift=4"; do
+    for run in "26 pipelined_gemm" "27 shift_sync_gemm shift=0" "27 shift_sync_gemm shift=3"; do
         read -r s kernel setting <<<"$run"
         set --
         [ -n "$setting" ] && set -- --param "$setting"
