@@ -36,11 +36,7 @@ static struct {
 
 void backend_init(const struct step *st, struct backend_info *info)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0)
-        die(EXIT_RUNTIME, "no CUDA device: %s",
-            err != cudaSuccess ? cudaGetErrorString(err) : "the driver lists none");
+    gpu_require_device();
     cuda_check(cudaSetDevice(0), "cudaSetDevice");
     cuda_check(cudaGetDeviceProperties(&g.prop, 0), "cudaGetDeviceProperties");
     int cc = 10 * g.prop.major + g.prop.minor;

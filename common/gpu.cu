@@ -5,6 +5,7 @@
 #include "gpu.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -27,6 +28,38 @@ void cuda_check_launch(const char *what, int sync)
     cuda_check(cudaGetLastError(), what);
     if (sync)
         cuda_check(cudaDeviceSynchronize(), what);
+}
+
+const char *gpu_absent_reason(cudaError_t err, int count)
+{
+    static char why[160];
+    if (err == cudaSuccess)
+        return count > 0 ? NULL : "no NVIDIA GPU found on this machine (the NVIDIA driver lists none)";
+    if (err == cudaErrorNoDevice)
+        return "no NVIDIA GPU found on this machine (the NVIDIA driver lists none)";
+    if (err == cudaErrorInsufficientDriver) {
+        /* The runtime says this both where the driver is older than it and where there is no driver at all
+         * (no GPU): the driver's version tells them apart (0 where none is installed). */
+        int driver = 0, runtime = 0;
+        if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
+            return "no NVIDIA GPU (driver) found on this machine";
+        if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+            snprintf(why, sizeof why, "the NVIDIA driver supports CUDA up to %d.%d, older than this build's CUDA "
+                     "runtime %d.%d: update the driver", driver / 1000, driver % 1000 / 10, runtime / 1000,
+                     runtime % 1000 / 10);
+            return why;
+        }
+    }
+    return cudaGetErrorString(err);
+}
+
+void gpu_require_device(void)
+{
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    const char *why = gpu_absent_reason(err, count);
+    if (why != NULL)
+        die(EXIT_RUNTIME, "no CUDA device: %s", why);
 }
 
 cublasHandle_t gpu_cublas_handle(void)

@@ -27,6 +27,18 @@ void cublas_check(cublasStatus_t status, const char *what);
  */
 void cuda_check_launch(const char *what, int sync);
 
+/**
+ * Why no CUDA device can be used, in words that tell a student what to do, from the result of
+ * cudaGetDeviceCount (@p err, and @p count when it succeeded): "no NVIDIA GPU (driver) found on this machine"
+ * where no driver is installed (the usual case on a machine without a GPU, which the CUDA runtime reports as
+ * a driver too old for it), a driver that lists no GPU, a driver older than this build's runtime (with both
+ * versions), or the runtime's own message otherwise. NULL when a device is there.
+ */
+const char *gpu_absent_reason(cudaError_t err, int count);
+
+/** Exit 3 (EXIT_RUNTIME) with one line, "no CUDA device: <gpu_absent_reason>", unless a CUDA device is present. */
+void gpu_require_device(void);
+
 /** The cuBLAS handle of the baseline (default math mode), created on first use. */
 cublasHandle_t gpu_cublas_handle(void);
 

@@ -15,7 +15,9 @@
  *   skew  the first stream created (the GEMMs') late, the others eager: panels run far ahead.
  *
  * FAKE_GPUS is the number of devices each process sees (default 1, 0: none); device d of every process
- * has the UUID d, so ranks of a node that pick the same device share it. This is no GPU: it says nothing
+ * has the UUID d, so ranks of a node that pick the same device share it. FAKE_DRIVER=none plays a machine
+ * without the NVIDIA driver (no GPU), FAKE_DRIVER=old one whose driver is older than the runtime: the
+ * runtime then answers cudaErrorInsufficientDriver, and the driver's version is 0 or 11.0. This is no GPU: it says nothing
  * about speed, kernels or the real libraries' behaviour, only about the host code's ordering.
  */
 #define _GNU_SOURCE
@@ -164,11 +166,34 @@ static void enqueue(cudaStream_t stream, struct op o)
 
 /* ---------------------------------------------------------------- the runtime */
 
+/** FAKE_DRIVER: "none", "old", or NULL (a driver as new as the runtime). */
+static const char *fake_driver(void)
+{
+    return getenv("FAKE_DRIVER");
+}
+
 cudaError_t cudaGetDeviceCount(int *count)
 {
     const char *gpus = getenv("FAKE_GPUS");
     *count = gpus != NULL ? atoi(gpus) : 1;
+    if (fake_driver() != NULL) {
+        *count = 0;
+        return cudaErrorInsufficientDriver;
+    }
     return *count > 0 ? cudaSuccess : cudaErrorNoDevice;
+}
+
+cudaError_t cudaDriverGetVersion(int *version)
+{
+    const char *d = fake_driver();
+    *version = d == NULL ? CUDART_VERSION : strcmp(d, "old") == 0 ? 11000 : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *version)
+{
+    *version = CUDART_VERSION;
+    return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device)
@@ -193,7 +218,9 @@ cudaError_t cudaGetLastError(void)
 
 const char *cudaGetErrorString(cudaError_t err)
 {
-    return err == cudaErrorNoDevice ? "FAKE_GPUS=0: no device" : "an error of the fake CUDA";
+    return err == cudaErrorNoDevice             ? "FAKE_GPUS=0: no device"
+           : err == cudaErrorInsufficientDriver ? "CUDA driver version is insufficient for CUDA runtime version"
+                                                : "an error of the fake CUDA";
 }
 
 cudaError_t cudaMalloc(void **p, size_t bytes)

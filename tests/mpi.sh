@@ -261,12 +261,12 @@ FAKE_RUNS="late:4:4:2x2: late:1:4:2x2:--param_share=1 late:2:2:1x2:--param_bcast
 # fake_launcher BIN MODE GPUS NP GRID [args...]: a launcher whose ranks preload the stand-in
 fake_launcher() {
     local bin=$1 mode=$2 gpus=$3 np=$4 grid=$5 name; shift 5
-    name="$MPI_TMP/fake-$(basename "$bin")-$mode-$gpus-$np-$grid"
+    name="$MPI_TMP/fake-$(basename "$bin")-$mode-$gpus-$np-$grid${FAKE_DRIVER:+-driver-$FAKE_DRIVER}"
     {
         echo '#!/bin/sh'
         echo 'export OMP_NUM_THREADS=1'
         echo "exec timeout -k 5 $MPI_TIMEOUT ${MPIRUN:-mpirun} -q -np $np --oversubscribe --bind-to none" \
-             "-x LD_PRELOAD=$PWD/$FAKE_LIB -x FAKE_GPUS=$gpus -x FAKE_MODE=$mode" \
+             "-x LD_PRELOAD=$PWD/$FAKE_LIB -x FAKE_GPUS=$gpus -x FAKE_MODE=$mode${FAKE_DRIVER:+ -x FAKE_DRIVER=$FAKE_DRIVER}" \
              "$bin --param grid=$grid --param local=gpu $* \"\$@\""
     } >"$name"
     chmod +x "$name"
@@ -308,7 +308,7 @@ build_gpu_mutant() {
         fail "mutant $name does not build: $(grep -m1 error "$mut.log")"; return 1
     fi
 }
-FAKE_CHECKS=$(( ($(wc -w <<<"$FAKE_RUNS") + 1) * $(shape_count "$FAKE_SHAPES") + 1 ))
+FAKE_CHECKS=$(( ($(wc -w <<<"$FAKE_RUNS") + 1) * $(shape_count "$FAKE_SHAPES") + 1 + 6 ))
 if [ -z "$DRY" ] && have_nvcc && [ -f "$FAKE_LIB" ]; then
     t0=$SECONDS p0=$PASSED f0=$FAILED
     for r in $FAKE_RUNS; do
@@ -319,6 +319,18 @@ if [ -z "$DRY" ] && have_nvcc && [ -f "$FAKE_LIB" ]; then
     done
     run_shape_set "$(fake_launcher "$MPI_BIN" late 4 4 2x2)" "$FAKE_SHAPES" 1 0 --param overlap=0
     echo "  local=gpu on the stand-in GPU: $((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
+    # Without a GPU, the reason in words a student can act on (common/gpu.cu's gpu_absent_reason), exit 4: no
+    # driver at all (which the runtime reports as a driver too old for it), a driver that lists no GPU, a
+    # driver older than the runtime.
+    for c in "none:0:no NVIDIA GPU (driver) found on this machine" "ok:0:no NVIDIA GPU found on this machine (the NVIDIA driver lists none)" \
+             "old:0:the NVIDIA driver supports CUDA up to 11.0, older than this build's CUDA runtime"; do
+        IFS=: read -r driver gpus want <<<"$c"
+        [ "$driver" = ok ] && driver=""
+        expect_exit 4 "local=gpu, FAKE_DRIVER=${driver:-(a driver)} FAKE_GPUS=$gpus" \
+            "$(FAKE_DRIVER=$driver fake_launcher "$MPI_BIN" late "$gpus" 1 1x1)" -m 8
+        grep -qF "sees no CUDA device ($want" "$MPI_TMP/err" && pass "local=gpu without a GPU says: $want" ||
+            fail "local=gpu, FAKE_DRIVER=${driver:-(a driver)}: want '$want', got: $(grep -m1 'error:' "$MPI_TMP/err")"
+    done
     build_gpu_mutant gpu_no_ready 's/cuda_check\(cudaStreamWaitEvent\(G\.comp, G\.ready\[v->set\], 0\), "cudaStreamWaitEvent"\);//' &&
         expect_caught "the stand-in GPU, a GEMM that does not wait for its panel" \
             run_shape_set "$(fake_launcher build/mutants/gpu_no_ready late 4 4 2x2)" "$FAKE_SHAPES" -1.5 0.5 --param panel=5

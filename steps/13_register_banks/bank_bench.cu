@@ -158,10 +158,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bank_bench: error: unknown argument '%s'\nusage: bank_bench [--help]\n", argv[1]);
         error_exit(EXIT_USAGE);
     }
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0)
-        die(EXIT_RUNTIME, "no CUDA device: %s", err != cudaSuccess ? cudaGetErrorString(err) : "none listed");
+    gpu_require_device();
     float4 *in = NULL, *out = NULL;
     long long *cycles = NULL;
     float4 host[8 * 32];

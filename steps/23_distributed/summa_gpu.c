@@ -183,12 +183,12 @@ static int visible_gpus(char *why)
 {
     int gpus = 0;
     const cudaError_t e = cudaGetDeviceCount(&gpus);
-    if (e != cudaSuccess) { /* no driver, a driver too old, no device: the reason goes into the message */
-        snprintf(why, REASON_LEN, "%s", cudaGetErrorString(e));
+    const char *absent = gpu_absent_reason(e, gpus); /* no driver, a driver too old, no device: in words */
+    snprintf(why, REASON_LEN, "%s", absent != NULL ? absent : "");
+    if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    snprintf(why, REASON_LEN, "%s", gpus == 0 ? "no device" : "");
     return gpus;
 }
 
