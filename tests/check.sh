@@ -5,7 +5,9 @@
 # built from the student's SRC, is checked in place of the step, and the timed shape is timed for the
 # step itself too (the reference solution). Prints "N passed, N failed", a table, and last one line of
 # JSON (the lab's grade: docs/teachers.md); exit 0 when every check passed, 1 on a failure, 4 where this
-# machine cannot run the step (a GPU step without a CUDA device).
+# machine cannot run the step (a GPU step without a CUDA device). In the JSON of a kernel that is not
+# correct, the speed fields (gflops, ratio_to_reference, ratio_to_vendor) are null: a gradebook must not
+# show a failed kernel's rate beside its score of 0 (the table above the JSON still shows what was measured).
 #
 # For the tests only (tests/lab.sh, tests/mutants.sh): CHECK_SIZES replaces the shape set (and its small
 # shapes), CHECK_TIMED the timed size, CHECK_VARIANTS=0 leaves out the step's other settings, CHECK_STOP=1
@@ -83,7 +85,8 @@ report_not_run
 echo "$PASSED passed, $FAILED failed"
 
 # The grade: correct only if every check ran and passed; score = 100 x min(1, ratio_to_reference / 0.8),
-# 0 unless correct. A figure that was not measured is null.
+# 0 unless correct. A figure that was not measured is null, and so is every speed of a kernel that is not
+# correct (the table shows them, marked; the JSON does not carry them).
 correct=false; [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ] && correct=true
 awk -v step="$STEP" -v correct="$correct" -v passed="$PASSED" -v total=$((PASSED + FAILED)) -v g="$gflops" \
     -v r="$reference" -v v="$vendor" -v device="$device" -v vname="${vendor_name:-the vendor library}" \
@@ -103,6 +106,10 @@ awk -v step="$STEP" -v correct="$correct" -v passed="$PASSED" -v total=$((PASSED
         if (rr == "") why = "0 (no ratio to the reference)"
         if (correct != "true") why = "0 (a check failed: correctness gates the score)"
         printf "shapes: %d of %d passed; score %d = %s\n", passed, total, score, why
+        if (correct != "true") { # (the speed of a failed kernel is no grade: null in the JSON)
+            if (num(g)) printf "(the speeds above are of a kernel that is not correct: the JSON line leaves them null)\n"
+            g = ""; rr = ""; rv = ""
+        }
         printf "{\"step\":%s,\"correct\":%s,\"shapes_passed\":%d,\"shapes_total\":%d,\"gflops\":%s,", json_string(step), correct, passed, total, fmt(g, "%.2f")
         printf "\"ratio_to_reference\":%s,\"ratio_to_vendor\":%s,\"score\":%d,\"device\":%s}\n", fmt(rr, "%.4f"), fmt(rv, "%.4f"), score, json_string(device)
     }'

@@ -37,6 +37,20 @@ expect_caught() {
 build_mutant "$MUT" first_call_only 15_cpu_loops \
     's/(static void launch\([^)]*\)\s*\{)/$1\n    static int calls;\n    if (calls++ > 0)\n        return;/' &&
     expect_caught first_call_only 15_cpu_loops "a kernel that computes only on its first call"
+# ... and graded as a student's kernel, its JSON carries no speed: its timed run has a rate (it verifies
+# before its repetitions), but a kernel that is not correct gets null for gflops and both ratios, beside
+# its score of 0 (a gradebook would show a fast, failed kernel). One small shape: cheap.
+if [ -x "$MUT/first_call_only" ]; then
+    CHECK_SIZES=7x5x3 CHECK_TIMED=64 CHECK_VARIANTS=0 tests/check.sh 15 "$MUT/first_call_only" \
+        steps/15_cpu_loops/kernel.c >"$MUT/first_call_only.json.log" 2>&1; rc=$?
+    line=$(grep '^{"step"' "$MUT/first_call_only.json.log" | tail -n 1)
+    if [ "$rc" -eq 1 ] && grep -q 'the speeds above are of a kernel that is not correct' "$MUT/first_call_only.json.log" &&
+       [[ "$line" == *'"correct":false,'*'"gflops":null,"ratio_to_reference":null,"ratio_to_vendor":null,"score":0,'* ]]; then
+        pass "make check's JSON for a kernel that is not correct: speeds null, score 0"
+    else
+        fail "make check's JSON for a kernel that is not correct (exit $rc): $line"
+    fi
+fi
 
 # 2. A stray C(rows, j) += 0.0, one row past every edge tile: it changes no value, only the -0.0 pad
 #    of C's padding rows (tight leading dimensions: see make sanitize, which sees the write past the end).
