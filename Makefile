@@ -168,7 +168,9 @@ $(foreach d,$(CPU_STEP_DIRS),$(eval $(call CPU_STEP_RULE,$(d))))
 # mpicc it is not built, and says so. Its baseline, ScaLAPACK's PDGEMM, is found with pkg-config
 # (Debian's scalapack-openmpi), else by linking -lscalapack-openmpi or -lscalapack; SCALAPACK_LIBS="-L<dir>
 # -lscalapack-openmpi" names one elsewhere; SCALAPACK=none builds without it ("baseline: none").
-NO_MPI_NOTE := mpicc (Open MPI) is not on PATH, so the MPI step is not built; install it: apt-get install openmpi-bin libopenmpi-dev
+# (an install command as the user types it: with sudo unless root, as tests/deps.sh prints it)
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo )
+NO_MPI_NOTE := mpicc (Open MPI) is not on PATH, so the MPI step is not built; install it: $(SUDO)apt-get install -y openmpi-bin libopenmpi-dev
 SCALAPACK_PKG := libscalapack-openmpi-dev
 SCALAPACK_PROBE = printf 'void pdgemm_(void);int main(void){pdgemm_();return 0;}' | \
     $(MPICC) -x c - -o /dev/null $(1) $(BLAS_LIBS) >/dev/null 2>&1 && echo $(1)
@@ -476,7 +478,7 @@ plots:
 # HTML documentation from common/, the steps and their lessons (needs doxygen).
 docs:
 	@if ! command -v doxygen >/dev/null 2>&1; then \
-	    echo "make docs: doxygen is not installed here (apt-get install doxygen); nothing built"; \
+	    echo "make docs: doxygen is not installed here ($(SUDO)apt-get install -y doxygen); nothing built"; \
 	else doxygen docs/Doxyfile || exit 1; \
 	    if [ -s docs/warnings.log ]; then cat docs/warnings.log; echo "make docs: warnings are errors here"; exit 1; fi; \
 	    echo "docs/html/index.html: no warnings"; fi

@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$OUT" ] || OUT=plots/charts/$(basename "$DATA")
 if ! command -v gnuplot >/dev/null 2>&1; then
-    echo "render: gnuplot is not installed: no charts (apt-get install gnuplot-nox, then make plots)"
+    echo "render: gnuplot is not installed: no charts (install it: $([ "$(id -u)" -eq 0 ] || echo 'sudo ')apt-get install -y gnuplot-nox; then run this again)"
     exit 0
 fi
 [ -d "$DATA" ] || { echo "render: error: no data directory '$DATA'" >&2; exit 2; }

@@ -27,7 +27,7 @@ if command -v gnuplot >/dev/null 2>&1; then
         [ -z "$missing" ] && pass "every pair chart of $name exists and is not empty" || fail "charts of $name missing or empty:$missing"
     done
 else
-    not_run "$(ls -d plots/data/*/ | wc -l)" "charts: gnuplot is not installed here (apt-get install gnuplot-nox)"
+    not_run "$(ls -d plots/data/*/ | wc -l)" "charts: gnuplot is not installed here ($(apt_hint gnuplot-nox))"
 fi
 
 plots/diagrams.sh --check >"$TMP_ART/diagrams.log" 2>&1 && pass "the lessons' diagrams match plots/diagrams.sh" ||
@@ -42,7 +42,7 @@ if command -v doxygen >/dev/null 2>&1; then
         fail "doxygen: $(head -n 3 "$TMP_ART/docs.log" 2>/dev/null)"
     fi
 else
-    not_run 1 "docs: doxygen is not installed here (apt-get install doxygen)"
+    not_run 1 "docs: doxygen is not installed here ($(apt_hint doxygen))"
 fi
 
 # make diff: the kernel against the previous step's, with a header both steps have (step 31's hopper.h
@@ -172,7 +172,7 @@ out=$(steps/20_cpu_prefetch/turns.sh --turn 2 default 2>&1); rc=$?
 THR_DATA=plots/data/intel-xeon-processor-fam6-mod207-avx512-16c
 if [ -s "$THR_DATA/step21_threads.csv" ]; then
     if ! command -v gnuplot >/dev/null 2>&1; then
-        not_run 1 "plots/threads.sh: gnuplot is not installed here (apt-get install gnuplot-nox)"
+        not_run 1 "plots/threads.sh: gnuplot is not installed here ($(apt_hint gnuplot-nox))"
     elif plots/threads.sh "$THR_DATA" "$TMP_ART/thrchart" >"$TMP_ART/thrchart.log" 2>&1 &&
         [ -s "$TMP_ART/thrchart/threads_scaling.png" ] && [ -s "$TMP_ART/thrchart/threads_scaling.svg" ]; then
         pass "plots/threads.sh charts the host's committed thread scaling"
@@ -189,7 +189,7 @@ plots/lesson_tables.sh --check >"$TMP_ART/lessons.log" 2>&1 &&
 # The dependency check links a probe against OpenBLAS: a machine whose <cblas.h> is netlib's (no
 # openblas_set_num_threads) fails it and is told the exact command, where a header check would pass.
 out=$(tests/deps.sh --check --blas-include tests/fixtures/netlib-cblas 2>&1); rc=$?
-if [ "$rc" -eq 1 ] && grep -q "run: sudo apt-get install -y libopenblas-dev" <<<"$out" &&
+if [ "$rc" -eq 1 ] && grep -qF "run: $(apt_hint libopenblas-dev)" <<<"$out" &&
    grep -q "openblas_set_num_threads" <<<"$out"; then
     pass "tests/deps.sh with only netlib's cblas.h: fails, names the probe's error and the command to run"
 else

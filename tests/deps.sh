@@ -25,6 +25,9 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+# the install command as this user types it (sudo unless root), as tests/lib.sh's apt_hint
+apt_hint() { echo "$([ "$(id -u)" -eq 0 ] || echo 'sudo ')apt-get install -y $*"; }
+
 PROBE_DIR=$(mktemp -d)
 trap 'rm -rf "$PROBE_DIR"' EXIT
 cat >"$PROBE_DIR/probe.c" <<'EOF'
@@ -84,10 +87,10 @@ fi
 status=0
 if [ -n "${required// /}" ]; then
     why=$(cat "$PROBE_DIR/why" 2>/dev/null)
-    echo "deps: missing (required): ${required}${why:+(the OpenBLAS probe failed: $why) }- run: sudo apt-get install -y ${required% }"
+    echo "deps: missing (required): ${required}${why:+(the OpenBLAS probe failed: $why) }- run: $(apt_hint ${required% })"
     status=1
 fi
-[ -n "${optional// /}" ] && echo "deps: missing (optional, their tests skip): ${optional}- run: sudo apt-get install -y ${optional% }"
+[ -n "${optional// /}" ] && echo "deps: missing (optional, their tests skip): ${optional}- run: $(apt_hint ${optional% })"
 command -v "${NVCC:-nvcc}" >/dev/null 2>&1 ||
     echo "deps: no nvcc: the GPU steps will not be built or run (install the CUDA toolkit from NVIDIA's CUDA downloads page and put its bin/ on PATH)"
 exit $status

@@ -13,11 +13,13 @@ fail() { FAILED=$((FAILED + 1)); FAILURES="${FAILURES}  FAIL $*"$'\n'; echo "  F
 not_run() { NOT_RUN[$2]=$(( ${NOT_RUN[$2]:-0} + $1 )); }
 section() { echo "== $* (at $(( $(date +%s) - ${T0:-$(date +%s)} )) s)"; }
 
+# plural N WORD: "1 check", "2 checks" (N and WORD, with an s unless N is 1).
+plural() { [ "$1" -eq 1 ] && echo "$1 $2" || echo "$1 $2s"; }
 # The checks not run, one line per reason ("951 GPU checks not run: no CUDA device"), or nothing.
 report_not_run() {
     local reason
     for reason in "${!NOT_RUN[@]}"; do
-        if [ "${NOT_RUN[$reason]}" -gt 0 ]; then echo "${NOT_RUN[$reason]} checks not run: $reason"; fi
+        if [ "${NOT_RUN[$reason]}" -gt 0 ]; then echo "$(plural "${NOT_RUN[$reason]}" check) not run: $reason"; fi
     done | sort -t: -k2
 }
 not_run_total() { local n=0 r; for r in "${!NOT_RUN[@]}"; do n=$((n + NOT_RUN[$r])); done; echo "$n"; }
@@ -85,9 +87,11 @@ step_kind() {
     elif is_mpi_step "$1"; then echo mpi
     elif [ -f "steps/$1/kernel.c" ]; then echo cpu; fi
 }
+# apt_hint PACKAGE...: the command that installs them, as this user would type it: with sudo unless root.
+apt_hint() { echo "$([ "$(id -u)" -eq 0 ] || echo 'sudo ')apt-get install -y $*"; }
 # MPI: mpicc builds the MPI steps, mpirun starts them (Open MPI: both in openmpi-bin, libopenmpi-dev).
 have_mpi() { command -v "${MPICC:-mpicc}" >/dev/null 2>&1 && command -v "${MPIRUN:-mpirun}" >/dev/null 2>&1; }
-mpi_missing() { have_mpi || echo "no MPI (apt-get install openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)"; }
+mpi_missing() { have_mpi || echo "no MPI ($(apt_hint openmpi-bin libopenmpi-dev libscalapack-openmpi-dev))"; }
 
 # A CUDA device is present when the driver lists one; nvcc is needed to build the GPU steps at all.
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }

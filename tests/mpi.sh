@@ -349,7 +349,7 @@ else
             pass "baseline: PDGEMM on the same 2x2 grid, named in the CSV row, its result the verified one's" ||
             fail "baseline: the CSV row does not name PDGEMM on a 2x2 grid: $(tail -n 1 "$csv")"
     else
-        not_run 1 "no ScaLAPACK (apt-get install $(make -s --no-print-directory print-SCALAPACK_PKG))"
+        not_run 1 "no ScaLAPACK ($(apt_hint "$(make -s --no-print-directory print-SCALAPACK_PKG)"))"
     fi
     rm -f "$csv"
     "$(launcher np2-nobase 2 "$MPI_BIN" --param baseline=none)" -m 64 --reps 1 --warmup 0 --quiet --csv "$csv" 2>/dev/null
@@ -431,7 +431,7 @@ else
     # 5. A step that computes another product is blamed alone: its own FAIL, not the baseline's cross-check
     #    (PDGEMM's result against the verified one: a failed result is not one).
     if [ -z "$(make -s --no-print-directory print-HAVE_SCALAPACK)" ]; then
-        not_run 1 "no ScaLAPACK (apt-get install $(make -s --no-print-directory print-SCALAPACK_PKG))"
+        not_run 1 "no ScaLAPACK ($(apt_hint "$(make -s --no-print-directory print-SCALAPACK_PKG)"))"
     elif [ -x "$MPI_MUT/dropped_last_panel" ]; then
         "$(launcher np4-blame 4 "$MPI_MUT/dropped_last_panel")" -m 31 -n 33 -k 17 --param panel=5 --reps 1 --warmup 0 \
             --quiet >/dev/null 2>"$MPI_TMP/err"; rc=$?

@@ -129,5 +129,5 @@ if gpu_steps | grep -qx 31_stream_k; then
     done
 fi
 for step in $(gpu_steps); do gpu_big_checks "$step"; done
-[ -n "$DRY" ] && echo "  GPU steps: $(( $(not_run_total) - NOT_RUN_BEFORE )) checks not run ($DRY)"
+[ -n "$DRY" ] && echo "  GPU steps: $(plural $(( $(not_run_total) - NOT_RUN_BEFORE )) check) not run ($DRY)"
 DRY=""
