@@ -228,6 +228,38 @@ fi
 stray=$(find "$TMP_ART/quick/data" -type f ! -name 'step[0-9][0-9].csv' ! -name meta.txt ! -name peak.csv ! -name tc_peak.csv ! -name cpu_peak.csv)
 [ -z "$stray" ] && pass "run_all.sh writes nothing into the data directories but data" || fail "run_all.sh left in the data: $stray"
 
+# A user's run leaves the clone clean: its data and charts go to an untracked folder (results/ by default,
+# build/quick for --quick), and without a GPU the charts of the committed H200 data are drawn there too, not
+# over plots/charts/h200. One CPU step, quick, with its charts: no data or chart file that git would see
+# (modified or untracked) is written. (Files that others edit meanwhile, sources and pages, are not looked at.)
+ONE_CPU=$(TEST_STEPS=""; cpu_steps | head -n 1); ONE_CPU=${ONE_CPU%%_*}
+touch "$TMP_ART/clean.stamp"
+./run_all.sh --quick --steps "$ONE_CPU" >"$TMP_ART/clean.log" 2>&1; rc=$?
+dirty=$(git ls-files -m -o --exclude-standard 2>/dev/null | grep -E '\.(csv|txt|png|svg|dat)$' |
+    while read -r f; do [ "$f" -nt "$TMP_ART/clean.stamp" ] && echo "$f"; done)
+charts=$(sed -n 's/^   \([0-9]*\) charts in .*/\1/p' "$TMP_ART/clean.log" | awk '{ n += $1 } END { print n + 0 }')
+if [ "$rc" -eq 0 ] && [ -z "$dirty" ] && grep -q '^   results: build/quick/data/' "$TMP_ART/clean.log" &&
+   { ! command -v gnuplot >/dev/null 2>&1 || grep -q '^   charts:  build/quick/charts/' "$TMP_ART/clean.log"; }; then
+    pass "run_all.sh --quick --steps $ONE_CPU leaves git status clean and names its results and its ${charts:-0} charts"
+else
+    fail "run_all.sh --quick --steps $ONE_CPU: exit $rc; written where git sees it: ${dirty:-nothing}; $(tail -n 3 "$TMP_ART/clean.log" | tr '\n' '|')"
+fi
+git check-ignore -q results/data/x/step15.csv && git check-ignore -q results/charts/x/progress_part2.png &&
+    pass "results/ (run_all.sh's default output) is ignored by git" || fail "results/ is not in .gitignore"
+
+# A step that --steps names and this machine cannot run (here: MPI hidden) is left out with exit 1, as
+# --help says, before anything is built or written; the output named is results/ (the default).
+out=$(MPICC=/nonexistent/mpicc MPIRUN=/nonexistent/mpirun ./run_all.sh --steps 23 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && grep -q '23_distributed left out: no MPI' <<<"$out" && grep -q 'nothing to run' <<<"$out" &&
+   grep -q 'data: results/data/' <<<"$out" && ! grep -q 'data in /' <<<"$out" && ! grep -q '== building' <<<"$out"; then
+    pass "run_all.sh --steps 23 without MPI: left out, exit 1, nothing built"
+else
+    fail "run_all.sh --steps 23 without MPI: exit $rc, $(tail -n 1 <<<"$out")"
+fi
+out=$(./run_all.sh --steps 99 2>&1); rc=$?
+[ "$rc" -eq 2 ] && grep -q "names no step" <<<"$out" && pass "run_all.sh --steps 99: no such step, exit 2" ||
+    fail "run_all.sh --steps 99: exit $rc, $(tail -n 1 <<<"$out")"
+
 # (these checks test run_all.sh, not a step: any steps do, whatever STEPS keeps; with STEPS=31 alone they had
 # no CPU step to run and failed)
 RESUME_STEPS=$(TEST_STEPS=""; { have_gpu && gpu_steps; cpu_steps; } | head -n 3 | sed 's/_.*//' | paste -sd, -)
@@ -255,13 +287,14 @@ else
     fail "run_all.sh SIGTERM and --resume (steps $RESUME_STEPS): $before done, $left partial files, $orphans orphans; CSVs $( [ "$(shape_of "$TMP_ART/full")" = "$(shape_of "$TMP_ART/cut")" ] && echo same || echo differ)"
 fi
 
-# Every run records each step's time; the next run of the same kind estimates from the first step on.
+# Every run records each step's time, and estimates the time left from its first step on (from each step's
+# shapes and the measured rates).
 nsteps=$(tr ',' '\n' <<<"$RESUME_STEPS" | wc -l)
 recorded=$(cat "$TMP_ART"/full/data/*/meta.txt 2>/dev/null | grep -c '^seconds_[0-9][0-9]=[0-9]')
 ./run_all.sh --quick --no-plots --steps "$RESUME_STEPS" --out "$TMP_ART/full" >"$TMP_ART/again.log" 2>&1
 first=$(grep -m1 '^== \[1/' "$TMP_ART/again.log")
 if [ "$recorded" -eq "$nsteps" ] && [[ "$first" == *" left)" && "$first" != *"? left"* ]]; then
-    pass "run_all.sh records $recorded step times; the next run estimates from its first step ($first)"
+    pass "run_all.sh records $recorded step times; a run estimates the time left from its first step ($first)"
 else
     fail "run_all.sh time estimate: $recorded of $nsteps step times recorded; next run's first line: $first"
 fi
