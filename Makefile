@@ -283,8 +283,8 @@ $(BUILD)/bank_bench: $(OBJ)/steps/13_register_banks/bank_bench.o $(OBJ)/common/e
 # Hopper's steps (28 on): wgmma and setmaxnreg exist only in sm_90a code, which runs on sm_90 alone; these
 # objects get their own -gencode, whatever ARCH is (the steps exit 4 on any other GPU).
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
-$(OBJ)/steps/28_tma_wgmma/%.o $(OBJ)/steps/29_warp_specialized/%.o $(OBJ)/steps/30_persistent/%.o \
-    $(OBJ)/steps/31_stream_k/%.o: GENCODE = $(HOPPER_GENCODE)
+HOPPER_STEP_DIRS := steps/28_tma_wgmma steps/29_warp_specialized steps/30_persistent steps/31_stream_k
+$(foreach d,$(HOPPER_STEP_DIRS),$(OBJ)/$(d)/%.o): GENCODE = $(HOPPER_GENCODE)
 # Part IV's ceiling: the BF16 tensor-core rate through mma.sync and through wgmma (sm_90a, step 31's directory).
 $(BUILD)/tc_peak: $(OBJ)/steps/31_stream_k/tc_peak.o $(OBJ)/common/error.o $(OBJ)/common/gpu.o
 	$(if $(HAVE_NVCC),$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU),@echo "make: $(NO_NVCC_NOTE)"; exit 2)
@@ -399,9 +399,14 @@ ifneq ($(LAB_SRC),)
 # The stamp holds the source's path, so that another SRC= rebuilds the binary.
 LAB_STAMP := $(LAB_OUT)/step$(STEP)_student.src
 $(shell mkdir -p $(LAB_OUT) && { [ "$$(cat $(LAB_STAMP) 2>/dev/null)" = "$(LAB_SRC)" ] || echo "$(LAB_SRC)" > $(LAB_STAMP); })
+# The student's file is compiled as the step's own kernel is: its quoted includes found in the step's folder
+# too (step 27's mbarrier.h, step 29's hopper.h), and a Hopper step's as sm_90a code.
 $(LAB_OBJ): $(LAB_SRC) $(LAB_STAMP)
 	@mkdir -p $(dir $@)
-	$(if $(LAB_GPU),$(NVCC) $(NVFLAGS),$(CC) $(CFLAGS) -O3 -fopenmp) -c $< -o $@
+	$(if $(LAB_GPU),$(NVCC) $(NVFLAGS) -I$(STEP_DIR),$(CC) $(CFLAGS) -O3 -fopenmp) -c $< -o $@
+ifneq ($(filter steps/$(STEP)_%,$(HOPPER_STEP_DIRS)),)
+$(LAB_OBJ): GENCODE = $(HOPPER_GENCODE)
+endif
 ifneq ($(LAB_GPU),)
 ifneq ($(HAVE_NVCC),)
 $(LAB_BIN): $(LAB_OBJ) $(GPU_STEP_OBJS)

@@ -248,9 +248,13 @@ struct fragments {
  */
 __host__ __device__ int a_fragment_offset(int lane, int kk, int wi, int a)
 {
+    /* LAB-BEGIN: the row of As this lane gives ldmatrix_x4_trans: its tile, its k and chunk of A's rows, as_offset */
+    /* LAB-STUB: (void)lane, (void)kk, (void)wi, (void)a; */
+    /* LAB-STUB: return 0; */
     const int tile = lane / 8, row = lane % 8;
     const int a_k = kk * MMA_K + (tile / 2) * 8 + row, a_chunk = (wi + (tile % 2) * 8) / VEC;
     return as_offset(a_k, a_chunk + a * (MMA_M / VEC)); /* piece a: 16 rows further, two chunks on */
+    /* LAB-END */
 }
 
 /**
@@ -261,9 +265,13 @@ __host__ __device__ int a_fragment_offset(int lane, int kk, int wi, int a)
  */
 __host__ __device__ int b_fragment_offset(int lane, int kk, int wj, int b)
 {
+    /* LAB-BEGIN: the row of Bs this lane gives ldmatrix_x4: its tile, its column j and chunk of k, bs_offset */
+    /* LAB-STUB: (void)lane, (void)kk, (void)wj, (void)b; */
+    /* LAB-STUB: return 0; */
     const int tile = lane / 8, row = lane % 8;
     const int b_j = wj + (tile / 2) * 8 + row, b_chunk = (kk * MMA_K + (tile % 2) * 8) / VEC;
     return bs_offset(b_j + b * MMA_M, b_chunk); /* piece b: the same row mod 8, the same swizzle */
+    /* LAB-END */
 }
 
 /** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
@@ -306,6 +314,9 @@ __host__ __device__ void update(__nv_bfloat16 *C, int ldc, int M, int N, int i, 
     }
 }
 
+/* LAB-BEGIN: acc_row and acc_col: the row and column in the warp tile of d[e] of lane `lane` (mma_16816's layout) */
+/* LAB-STUB: __host__ __device__ int acc_row(int lane, int a, int e) { return (void)lane, (void)a, (void)e, 0; } */
+/* LAB-STUB: __host__ __device__ int acc_col(int lane, int n, int e) { return (void)lane, (void)n, (void)e, 0; } */
 /** The row in the warp tile of accumulator @p e of the pieces of A's row @p a in lane @p lane: mma_16816's
  *  d[e] lies in row g = lane / 4, 8 further for e = 2, 3. (e >> 1 and e & 1, not e / 2 and e % 2: the
  *  compiler then folds the epilogue as well as it did with the expressions written out.) */
@@ -313,6 +324,7 @@ __host__ __device__ int acc_row(int lane, int a, int e) { return a * MMA_M + lan
 /** The column in the warp tile of accumulator @p e of the 16x8 piece @p n in lane @p lane: mma_16816's d[e]
  *  lies in column 2t with t = lane % 4, 1 further for e = 1, 3. */
 __host__ __device__ int acc_col(int lane, int n, int e) { return n * MMA_N + 2 * (lane % 4) + (e & 1); }
+/* LAB-END */
 
 /** Epilogue: each lane writes its own accumulators (layout of mma_16816's d). */
 __device__ void store_tile(const float acc[WM][2 * WN][4], __nv_bfloat16 *C, int ldc, int M, int N, int ci, int cj,

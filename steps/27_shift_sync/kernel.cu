@@ -242,7 +242,10 @@ template <int WARPS> struct producer {
 /** Arrival points of a slice with WARPS consumer warps: A half 0 with B part 0, A half 1, then B parts 1... */
 __host__ __device__ constexpr int points(int consumer_warps) { return consumer_warps / WARPS_M + 1; }
 /** The arrival point after which consumer warp @p w has all it needs of a slice. */
+/* LAB-BEGIN: point_of(w): the arrival point after which consumer warp w has its rows of A and columns of B */
+/* LAB-STUB: __host__ __device__ int point_of(int w) { return (void)w, 0; } */
 __host__ __device__ int point_of(int w) { return w < WARPS_M ? w : 1 + w / WARPS_M; }
+/* LAB-END */
 /** The full barrier of arrival point @p p: its own for the first @p shift points, one shared by the rest. */
 __host__ __device__ int barrier_of(int p, int shift) { return min(p, shift); }
 
@@ -373,12 +376,15 @@ __device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint6
         __nv_bfloat16 *stage = ring + st * T::STAGE;
 #pragma unroll
         for (int p = 0; p < P; ++p) {
+            /* LAB-BEGIN: point p's pieces (pr.issue_a, pr.issue_b), then, after the last point of a full barrier, the arrive on it */
+            /* LAB-STUB: if (p <= shift) barrier_arrive_after_copies(&full[st][p]); */
             if (p == 0 || p == 1) /* A's half p; with it, at point 0, B's part 0 */
                 pr.issue_a(stage, p, s, A, lda, M, K, i0);
             if (p != 1)
                 pr.issue_b(stage, p == 0 ? 0 : p - 1, s, B, ldb, N, K, j0);
             if (p == P - 1 || barrier_of(p + 1, shift) != barrier_of(p, shift))
                 barrier_arrive_after_copies(&full[st][barrier_of(p, shift)]);
+            /* LAB-END */
         }
     }
     wait_all_copies(); /* no copy outlives its thread */
