@@ -172,11 +172,12 @@ on_signal() {
 }
 for sig in INT TERM HUP; do trap "on_signal $sig" "$sig"; done
 
-# The build, in the background, with a line of progress at least every 20 s: the programs linked so far
-# of those make has to build (make -n counts them), and the source being compiled.
-LINKED='-o build/[A-Za-z0-9_]+( |$)' # (a program's link line; objects go to build/obj/)
-TO_BUILD=$(make --no-print-directory -n all 2>/dev/null | grep -cE -- "$LINKED")
-echo "== building: $TO_BUILD programs to build ($(elapsed); make's output in $RUNDIR/build.log)"
+# The build, in the background, with a line of progress at least every 20 s: the sources compiled and the
+# programs linked so far, of those make has to build (make -n counts them), and the source being compiled.
+LINKED='-o build/[A-Za-z0-9_]+( |$)' COMPILED=' -c [^ ]+' # (a link line names a program; objects go to build/obj/)
+PLAN=$(make --no-print-directory -n all 2>/dev/null)
+TO_BUILD=$(grep -cE -- "$LINKED" <<<"$PLAN") TO_COMPILE=$(grep -cE -- "$COMPILED" <<<"$PLAN")
+echo "== building: $TO_COMPILE sources to compile, $TO_BUILD programs to link ($(elapsed); make's output in $RUNDIR/build.log)"
 make --no-print-directory -j"$(nproc)" all >"$RUNDIR/build.log" 2>&1 &
 CURRENT_PID=$! # (a signal stops the build as it stops a step)
 shown=$(date +%s) shown_count=0
@@ -185,15 +186,16 @@ while kill -0 "$CURRENT_PID" 2>/dev/null; do
     count=$(grep -cE -- "$LINKED" "$RUNDIR/build.log")
     now=$(date +%s)
     if [ $((now - shown)) -ge 20 ] || { [ "$count" -ne "$shown_count" ] && [ $((now - shown)) -ge 5 ]; }; then
-        src=$(grep -oE -- ' -c [^ ]+' "$RUNDIR/build.log" | tail -n 1); src=${src# -c }
-        echo "   built $count of $TO_BUILD programs ($(elapsed))${src:+; compiling $src}"
+        started=$(grep -cE -- "$COMPILED" "$RUNDIR/build.log")
+        src=""; [ "$count" -eq 0 ] && src=$(grep -oE -- "$COMPILED" "$RUNDIR/build.log" | tail -n 1) && src=${src# -c }
+        echo "   build: $started of $TO_COMPILE sources started, $count of $TO_BUILD programs linked ($(elapsed))${src:+; now $src}"
         shown=$now shown_count=$count
     fi
 done
 wait "$CURRENT_PID"; rc=$?
 CURRENT_PID=""
 [ "$rc" -eq 0 ] || { tail -n 30 "$RUNDIR/build.log"; echo "run_all.sh: the build failed ($RUNDIR/build.log)"; exit 1; }
-[ "$TO_BUILD" -gt 0 ] && echo "   built $(grep -cE -- "$LINKED" "$RUNDIR/build.log") programs ($(elapsed))"
+[ "$TO_BUILD" -gt 0 ] && echo "   built: $(grep -cE -- "$LINKED" "$RUNDIR/build.log") programs linked ($(elapsed))"
 for dir in $DATADIRS; do mkdir -p "$dir"; done
 
 # --resume: the state file names the kind of run and the steps it completed.

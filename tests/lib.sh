@@ -7,11 +7,20 @@ FAILED=${FAILED:-0}
 FAILURES=${FAILURES:-}
 declare -A NOT_RUN 2>/dev/null || true # reason -> checks not run for it
 
-pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "  ok   $*"; return 0; }
+pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "  ok   $*"; progress; return 0; }
 fail() { FAILED=$((FAILED + 1)); FAILURES="${FAILURES}  FAIL $*"$'\n'; echo "  FAIL $*"; }
 # not_run COUNT REASON: COUNT checks that this machine cannot run, for REASON.
 not_run() { NOT_RUN[$2]=$(( ${NOT_RUN[$2]:-0} + $1 )); }
-section() { echo "== $* (at $(( $(date +%s) - ${T0:-$(date +%s)} )) s)"; }
+section() { echo "== $* (at $(( $(date +%s) - ${T0:-$(date +%s)} )) s)"; PROGRESS_AT=$SECONDS; }
+# progress: a line when 20 s went by since the last one (or the section's), so that a part whose checks pass
+# silently still shows it is going (pass calls it; $SECONDS: no process per check).
+PROGRESS_AT=${PROGRESS_AT:-$SECONDS}
+progress() {
+    if [ $((SECONDS - PROGRESS_AT)) -ge 20 ]; then
+        echo "  ... $PASSED passed, $FAILED failed so far${T0:+ (at $(( $(date +%s) - T0 )) s)}"
+        PROGRESS_AT=$SECONDS
+    fi
+}
 
 # plural N WORD: "1 check", "2 checks" (N and WORD, with an s unless N is 1).
 plural() { [ "$1" -eq 1 ] && echo "$1 $2" || echo "$1 $2s"; }
