@@ -157,10 +157,7 @@ int main(int argc, char **argv)
             error_exit(EXIT_USAGE);
         }
     }
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0)
-        die(EXIT_RUNTIME, "no CUDA device: %s", err != cudaSuccess ? cudaGetErrorString(err) : "none listed");
+    gpu_require_device(); /* exit 3 with one line where there is none */
     cudaDeviceProp prop;
     cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     if (prop.major != 9 || prop.minor != 0)
