@@ -353,7 +353,8 @@ CHECK_BINS = $(BUILD)/step$(STEP) $(if $(LAB_SRC),$(LAB_BIN)) $(if $(filter $(ST
 check: need-step $(if $(strip $(SRC)),lab-src)
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory $(CHECK_BINS)
-	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP) $(if $(LAB_SRC),$(LAB_BIN) $(LAB_SRC)))
+	@$(or $(LAB_NEEDS_GPU),:)
+	@$(if $(filter $(STEP_DIR),$(MPI_STEP_DIRS)),tests/mpi.sh --check,tests/check.sh $(STEP)) $(if $(LAB_SRC),$(LAB_BIN) $(LAB_SRC))
 
 # compute-sanitizer (GPU) and ASan/UBSan (host) over the steps.
 sanitize:
@@ -383,13 +384,11 @@ LAB_SRC := $(if $(strip $(SRC)),$(abspath $(SRC)))
 LAB_BIN := $(LAB_OUT)/step$(STEP)_student
 LAB_OBJ := $(LAB_OUT)/step$(STEP)_student.o
 LAB_GPU := $(filter %.cu,$(LAB_SRC))
-# SRC must exist and be the same kind as the step's kernel (kernel.cu: a .cu file); the MPI step and the
-# hybrid step (several sources) take no SRC=.
+# SRC must exist and be the same kind as the step's kernel (kernel.cu: a .cu file). The hybrid step's and the
+# MPI step's other sources (step 22's tc_dgemm.cu, step 23's summa_gpu.c) are the step's own, linked beside it.
 lab-src: need-step
 	@test -n "$(LAB_SRC)" || { echo "error: say which file, e.g. make $(MAKECMDGOALS) STEP=$(STEP) SRC=lab_$(STEP)/kernel.cu"; exit 2; }
 	@test -f "$(LAB_SRC)" || { echo "error: SRC=$(SRC): no such file"; exit 2; }
-	@test -z "$(filter $(STEP_DIR),$(MPI_STEP_DIRS) $(HYBRID_STEP_DIRS))" || \
-	    { echo "error: step $(STEP) takes no SRC= (only the CPU and GPU steps of Parts I and II)"; exit 2; }
 	@test "$(suffix $(LAB_SRC))" = "$(suffix $(wildcard $(STEP_DIR)/kernel.c $(STEP_DIR)/kernel.cu))" || \
 	    { echo "error: SRC=$(SRC) is not a $(suffix $(wildcard $(STEP_DIR)/kernel.c $(STEP_DIR)/kernel.cu)) file like $(STEP_DIR)'s kernel"; exit 2; }
 lab-build: lab-src
@@ -400,14 +399,38 @@ ifneq ($(LAB_SRC),)
 LAB_STAMP := $(LAB_OUT)/step$(STEP)_student.src
 $(shell mkdir -p $(LAB_OUT) && { [ "$$(cat $(LAB_STAMP) 2>/dev/null)" = "$(LAB_SRC)" ] || echo "$(LAB_SRC)" > $(LAB_STAMP); })
 # The student's file is compiled as the step's own kernel is: its quoted includes found in the step's folder
-# too (step 27's mbarrier.h, step 29's hopper.h), and a Hopper step's as sm_90a code.
+# too (step 27's mbarrier.h, step 29's hopper.h, step 22's tc_dgemm.h, step 23's summa.h), and a Hopper step's
+# as sm_90a code. The hybrid step's and the MPI step's are linked as those steps are (their rules above).
+LAB_HYBRID := $(filter steps/$(STEP)_%,$(HYBRID_STEP_DIRS))
+LAB_MPI := $(filter steps/$(STEP)_%,$(MPI_STEP_DIRS))
+LAB_COMPILE = $(if $(LAB_GPU),$(NVCC) $(NVFLAGS) $(if $(LAB_HYBRID),-Xcompiler -fopenmp) -I$(STEP_DIR),$(if $(LAB_MPI),\
+    $(MPICC) $(CFLAGS) $(if $(MPI_GPU_OBJ),-DHAVE_NODE_HYBRID -DHAVE_SUMMA_GPU) -I$(STEP_DIR),$(CC) $(CFLAGS) -O3 -fopenmp))
 $(LAB_OBJ): $(LAB_SRC) $(LAB_STAMP)
 	@mkdir -p $(dir $@)
-	$(if $(LAB_GPU),$(NVCC) $(NVFLAGS) -I$(STEP_DIR),$(CC) $(CFLAGS) -O3 -fopenmp) -c $< -o $@
+	$(LAB_COMPILE) -c $< -o $@
 ifneq ($(filter steps/$(STEP)_%,$(HOPPER_STEP_DIRS)),)
 $(LAB_OBJ): GENCODE = $(HOPPER_GENCODE)
 endif
-ifneq ($(LAB_GPU),)
+ifneq ($(LAB_HYBRID),)
+# (the lab of the hybrid step grades its GPU side: make check says, exit 4, where there is no CUDA device)
+LAB_NEEDS_GPU := nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "make check: lab $(STEP) grades the GPU side \
+    (the split, the overlap), and this machine cannot run it: no CUDA device"; exit 4; }
+ifneq ($(HAVE_NVCC),)
+$(LAB_BIN): $(LAB_OBJ) $(patsubst %.cu,$(OBJ)/%.o,$(filter-out %/kernel.cu %_bench.cu,$(wildcard $(LAB_HYBRID)/*.cu))) $(HYBRID_OBJS)
+	$(NVCC) $(GENCODE) $(NVLDFLAGS) -Xcompiler -fopenmp $^ -o $@ $(LDLIBS_GPU) $(BLAS_LIBS) -lpthread
+else
+$(LAB_BIN):
+	@echo "make: $@ is a CPU+GPU step: $(NO_NVCC_NOTE)"; exit 2
+endif
+else ifneq ($(LAB_MPI),)
+ifneq ($(HAVE_MPI),)
+$(LAB_BIN): $(LAB_OBJ) $(MPI_STEP_OBJS) $(MPI_HYBRID_OBJS)
+	$(MPICC) -fopenmp $(LDFLAGS) $^ -o $@ $(LDLIBS_CPU) $(SCALAPACK_LIBS) $(MPI_HYBRID_LIBS) -ldl
+else
+$(LAB_BIN):
+	@echo "make: $@ is an MPI step: $(NO_MPI_NOTE)"; exit 2
+endif
+else ifneq ($(LAB_GPU),)
 ifneq ($(HAVE_NVCC),)
 $(LAB_BIN): $(LAB_OBJ) $(GPU_STEP_OBJS)
 	$(NVCC) $(GENCODE) $(NVLDFLAGS) $^ -o $@ $(LDLIBS_GPU)

@@ -47,7 +47,7 @@ handout() {
                 if (@stubs) {
                     print "$ind/* TODO $n of $total: $hint\n";
                     print "$ind * (", (@stubs > 1 ? "the lines below are placeholders" : "the line below is a placeholder"),
-                          ", so that the handout builds: replace it) */\n";
+                          ", so that the handout builds: replace ", (@stubs > 1 ? "them" : "it"), ") */\n";
                     print "$ind$_\n" for @stubs;
                 } else {
                     print "$ind/* TODO $n of $total: $hint */\n";
@@ -89,9 +89,49 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 handout "$src" >"$tmp/$kernel" || exit 1
 regions=$(grep -c 'TODO [0-9]* of [0-9]*:' "$tmp/$kernel")
+# The kind of lab: CPU, GPU, HYBRID (Part III's CPU+GPU step: a kernel.cu with TARGET_HYBRID, checked
+# where there is a GPU) or MPI (a kernel.c that includes <mpi.h>: built with mpicc, checked under mpirun).
 kind=CPU; [ "$kernel" = kernel.cu ] && kind=GPU
-timed=1024; [ "$kind" = GPU ] && timed=4096
-vendor=OpenBLAS; [ "$kind" = GPU ] && vendor=cuBLAS
+grep -q TARGET_HYBRID "$src" && kind=HYBRID
+grep -q '^.include <mpi.h>' "$src" && kind=MPI
+case $kind in
+    GPU) timed=4096 vendor=cuBLAS ;;
+    HYBRID) timed=2048 vendor=cublasXt ;;
+    MPI) timed=1024 vendor="ScaLAPACK's PDGEMM" ;;
+    *) timed=1024 vendor=OpenBLAS ;;
+esac
+# What make check runs (tests/check.sh; the MPI step's, tests/mpi.sh --check), in the README's words.
+if [ "$kind" = MPI ]; then
+    check_steps="1. runs it under \`mpirun\`, one thread per rank (oversubscribed where the machine has
+   fewer cores than ranks), on the grids 1×1, 2×1, 1×2, 3×1 and 2×2 (1 to 4 ranks) and
+   2×3 and 3×2 (6 ranks, where K's cuts by process rows and by process columns cross),
+   over shapes that leave some ranks without rows, columns or a part of K — 1×1×1,
+   2×5×7, 7×5×3, 5×7×1, 31×33×17, 64³, 127×129×257, 255×1×513, 300×200×250 — at
+   four (alpha, beta) pairs, with tight and padded leading dimensions, panel widths
+   that divide no K (\`--param panel=5\`, 7, 3) and both loops (\`--param overlap=1\`,
+   the default, and \`overlap=0\`), and with alpha = 0; every rank verifies its
+   own block of C against a double-precision reference, element by element and in
+   norm, with C poisoned with NaN where beta = 0;
+2. times ${timed}³ on 4 ranks (2 × 2) three times over: your kernel, the reference
+   solution (step $STEP itself, built from the repository) and $vendor on the same
+   grid (measured in the same run as yours);"
+    run_line='make run ARGS="-m 256"    # run it under mpirun on NP=4 ranks (make run NP=2 ...; --help lists the options)'
+else
+    check_steps="1. runs it over the shape set — 1×1×1, 7×5×3, primes, M ≠ N ≠ K, K below any
+   tile, 1000³ and 1024×768×512$( [ "$kind" = GPU ] && echo ", 4096³" ) — at four (alpha, beta) pairs,
+   with tight and padded leading dimensions, once with alpha = 0$( [ "$kind" = HYBRID ] || printf ', and with the\n   step'"'"'s other settings (`--param`)'); every run is verified against a double-precision
+   reference, element by element and in norm, with C poisoned with NaN where
+   beta = 0;
+2. times ${timed}³ three times over: your kernel, the reference solution (step $STEP
+   itself, built from the repository) and $vendor (measured in the same run as yours);"
+    run_line='make run ARGS="-m 256"    # run it on one shape (any option of the step: --help lists them)'
+fi
+case $kind in
+    GPU) cannot=": no CUDA device; \`make\` still builds your kernel, check it on a GPU machine" ;;
+    HYBRID) cannot=": no CUDA device, and on the CPU alone the check would grade nothing of the GPU side;
+\`make\` still builds your kernel, check it on a GPU machine" ;;
+    *) cannot="" ;;
+esac
 
 # Markdown for the workspace: figures (<!--=EXPR-->VALUE<!--/-->) reduced to their values, the teachers'
 # pointer to the answers dropped, and relative links made absolute (they were relative to $2).
@@ -144,21 +184,14 @@ every shape.
 
 \`\`\`
 make                      # build/step${STEP}_student (compiler errors and warnings appear here)
-make run ARGS="-m 256"    # run it on one shape (any option of the step: --help lists them)
+$run_line
 make check                # the check that grades the lab (below)
 make diff                 # your changes against the handout
 \`\`\`
 
 \`make check\` builds your kernel and then:
 
-1. runs it over the shape set — 1×1×1, 7×5×3, primes, M ≠ N ≠ K, K below any
-   tile, 1000³ and 1024×768×512$( [ "$kind" = GPU ] && echo ", 4096³" ) — at three (alpha, beta) pairs,
-   with tight and padded leading dimensions, once with alpha = 0, and with the
-   step's other settings (\`--param\`); every run is verified against a double-precision
-   reference, element by element and in norm, with C poisoned with NaN where
-   beta = 0;
-2. times ${timed}³ three times over: your kernel, the reference solution (step $STEP
-   itself, built from the repository) and $vendor (measured in the same run as yours);
+$check_steps
 3. prints a table and one line of JSON, the last line the checker prints:
 
 \`\`\`
@@ -170,7 +203,7 @@ followed by the harness's own lines for it (the first wrong element, the bound i
 \`SEED=<n> make check\` repeats a run with the same inputs (the seed is printed first).
 \`make check\` exits 0 when every shape passed; otherwise make reports the
 checker's status, \`Error 1\` (a shape failed) or \`Error 4\` (this machine
-cannot run the lab$( [ "$kind" = GPU ] && echo ": no CUDA device; \`make\` still builds your kernel, check it on a GPU machine" )).
+cannot run the lab$cannot).
 
 ## The score
 
@@ -205,11 +238,16 @@ LAB     = \$(MAKE) --no-print-directory -C \$(REPO) STEP=\$(STEP) SRC=\$(CURDIR)
 .PHONY: all check run diff help
 all:
 	@\$(LAB) lab-build
-# the shape set, then ${timed}^3 against the reference and $vendor; a table and one JSON line (README.md)
+# $( [ "$kind" = MPI ] && echo "under mpirun, the grids of 1 to 6 ranks over the shape set, then ${timed}^3 on 4 ranks" || echo "the shape set, then ${timed}^3") against the reference and $vendor; a table and one JSON line (README.md)
 check:
 	@\$(LAB) check
+$(if [ "$kind" = MPI ]; then cat <<'MPIRUN'
+# (an MPI program: on NP ranks, one thread each unless OMP_NUM_THREADS says otherwise, as make check runs it)
+NP ?= 4
 run: all
-	./\$(BIN) \$(ARGS)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np $(NP) --oversubscribe --bind-to none -x OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} ./$(BIN) $(ARGS)
+MPIRUN
+else printf 'run: all\n\t./$(BIN) $(ARGS)\n'; fi)
 diff:
 	@diff -u .handout/\$(KERNEL) \$(KERNEL) && echo "no changes yet" || true
 help:

@@ -3,9 +3,12 @@
 # and fails the check (the verifier marks rows FAIL: no build error, no crash), and the step's kernel
 # with its LAB markers stripped (the regions restored) builds and passes; the JSON line of each check is
 # validated. GPU labs build wherever nvcc is; their checks run only with a CUDA device (else counted as
-# not run), and their check says, with exit status 4, that it cannot run. The checks here run a smaller
-# shape set and timed size, without the steps' other settings (CHECK_SIZES, CHECK_TIMED, CHECK_VARIANTS:
-# those run on the same code in tests/steps.sh), than make check, which always runs the full set.
+# not run), and their check says, with exit status 4, that it cannot run; so does the hybrid step's lab
+# (22), which grades the GPU side, though the step itself runs on the CPU alone. The MPI step's lab (23)
+# builds and is checked under mpirun (tests/mpi.sh --check) wherever MPI is (else counted as not run). The
+# checks here run a smaller shape set and timed size, without the steps' other settings (CHECK_SIZES,
+# CHECK_TIMED, CHECK_VARIANTS: those run on the same code in tests/steps.sh; make test checks the MPI lab on
+# the 2x2 grid alone, CHECK_GRIDS), than make check, which always runs the full set.
 
 section "labs: make lab, the handouts fail the check, the solutions pass; the answer sketches"
 LAB_TMP=$(mktemp -d)
@@ -84,7 +87,8 @@ done
 # QUICK (make test): where there is no GPU to check them on, the GPU labs' handouts and solutions (which
 # nvcc takes a while to build) built for LAB_GPU_QUICK of them, chosen by the seed (the others' checks
 # counted as not run); and each lab checked at one (alpha, beta) pair (CHECK_SCALARS) and LAB_QUICK_SIZES
-# of LAB_SIZES, not all: the lab's own machinery is tested here, the step's arithmetic in tests/steps.sh.
+# of LAB_SIZES, not all (the MPI lab on the 2x2 grid alone), a handout's check stopped at its first failed
+# run: the lab's own machinery is tested here, the step's arithmetic in tests/steps.sh (and tests/mpi.sh).
 LAB_GPU_QUICK=1
 LAB_QUICK_SIZES=3
 GPU_LABS_BUILT=""
@@ -97,9 +101,14 @@ GPU_LABS_BUILT=" $GPU_LABS_BUILT "
 # lab_skipped N: lab N is a GPU lab left out of this run (QUICK).
 lab_skipped() { [ -f "$LAB_TMP/lab_$1/kernel.cu" ] && [[ "$GPU_LABS_BUILT" != *" $1 "* ]]; }
 
-# Build every handout and every solution (in parallel): CPU labs with cc, GPU labs where nvcc is.
+# lab_mpi N: lab N is of the MPI step (built with mpicc, checked under mpirun).
+lab_mpi() { is_mpi_step "$(basename "$(ls -d steps/"$1"_*/ | head -n 1)")"; }
+
+# Build every handout and every solution (in parallel): CPU labs with cc, GPU labs where nvcc is, the MPI
+# lab where MPI is.
 for n in $LABS; do
     lab_skipped "$n" && continue
+    lab_mpi "$n" && ! have_mpi && continue
     for d in "$LAB_TMP/lab_$n" "$LAB_TMP/sol_$n"; do [ -f "$d/kernel.cu" ] && ! have_nvcc || echo "$d"; done
 done | xargs -P "$(nproc)" -I{} sh -c 'make -C {} >{}/build.log 2>&1; echo $? >{}/build.rc'
 for n in $LABS; do
@@ -107,6 +116,7 @@ for n in $LABS; do
         d=$LAB_TMP/${w}_$n; what=$([ "$w" = lab ] && echo "the handout" || echo "the solution")
         [ -f "$d/Makefile" ] || continue
         if [ -f "$d/kernel.cu" ] && ! have_nvcc; then not_run 1 "GPU labs: $(gpu_missing)"; continue; fi
+        if lab_mpi "$n" && ! have_mpi; then not_run 1 "MPI lab: $(mpi_missing)"; continue; fi
         if lab_skipped "$n"; then not_run 1 "$QUICK_REASON"; continue; fi
         if [ "$(cat "$d/build.rc" 2>/dev/null)" = 0 ] && [ -x "$d/build/step${n}_student" ]; then
             pass "lab $n: $what builds (make in the workspace)"
@@ -119,6 +129,7 @@ for n in $LABS; do
     ws=$LAB_TMP/lab_$n sol=$LAB_TMP/sol_$n
     [ -f "$ws/Makefile" ] || continue
     timed=256
+    if lab_mpi "$n" && ! have_mpi; then not_run 4 "MPI lab: $(mpi_missing)"; continue; fi
     if [ -f "$ws/kernel.cu" ]; then
         why=$(gpu_missing)
         if [ -n "$why" ]; then
@@ -135,21 +146,23 @@ for n in $LABS; do
         fi
         timed=1024
     fi
-    scalars="" sizes=$LAB_SIZES
+    scalars="" sizes=$LAB_SIZES grids=""
     if [ -n "$QUICK" ]; then
         # shellcheck disable=SC2086
         scalars=$(pick "lab $n scalars" 1 $SCALARS)
         # shellcheck disable=SC2046
         sizes=$(sizes_of "$(pick "lab $n sizes" "$LAB_QUICK_SIZES" $(tr ',' ' ' <<<"$LAB_SIZES"))")
+        grids="4:2x2" # (the MPI lab: the 2x2 grid on 4 ranks alone; tests/mpi.sh runs every grid)
     fi
-    CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars make -C "$ws" check >"$ws/check.log" 2>&1
+    CHECK_STOP=${QUICK:+1} CHECK_GRIDS=$grids CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars \
+        make -C "$ws" check >"$ws/check.log" 2>&1
     status=$(lab_check_status "$ws/check.log") rows=$(lab_fail_rows "$ws/check.log") crash=$(lab_crashes "$ws/check.log")
     if [ "$status" = 1 ] && [ "$rows" -gt 0 ] && [ -z "$crash" ]; then
         pass "lab $n: the handout fails the check ($rows rows marked FAIL by the verifier)"
     else fail "lab $n: the handout's check: status $status, $rows rows FAIL${crash:+, $crash}"; fi
     why=$(lab_json_problem "$ws/check.log" false "$n")
     [ -z "$why" ] && pass "lab $n: the handout's JSON line (correct false, score 0)" || fail "lab $n: the handout's JSON: $why"
-    CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars make -C "$sol" check >"$sol/check.log" 2>&1
+    CHECK_GRIDS=$grids CHECK_SIZES=$sizes CHECK_TIMED=$timed CHECK_VARIANTS=0 CHECK_SCALARS=$scalars make -C "$sol" check >"$sol/check.log" 2>&1
     status=$(lab_check_status "$sol/check.log")
     if [ "$status" = 0 ] && grep -q '^[0-9]* passed, 0 failed$' "$sol/check.log"; then
         pass "lab $n: the solution passes the check ($(grep '^[0-9]* passed, 0 failed$' "$sol/check.log"))"

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The MPI step (step 23) under mpirun: sourced by tests/run.sh after tests/steps.sh; run alone,
 # `tests/mpi.sh --check` is `make check STEP=23` (the grids over the shape set, with ARGS, and one timed
-# shape) and ends with "N passed, N failed".
+# shape on 4 ranks) and ends with "N passed, N failed", a table and the JSON line of tests/check.sh.
+# `tests/mpi.sh --check STUDENT_BIN STUDENT_SRC` is lab 23's `make check STEP=23 SRC=...`: STUDENT_BIN, built
+# from the student's copy of kernel.c, in place of the step over the same grids, then timed against the
+# step itself (the reference solution) on the same 4 ranks and scored as tests/check.sh scores the other
+# labs. CHECK_SIZES, CHECK_SCALARS, CHECK_TIMED and CHECK_STOP mean what they mean there (tests/lab.sh);
+# CHECK_GRIDS="4:2x2" (ranks:PxQ ...) replaces the grids, the crossing ones included.
 #
 # On 1, 2, 3, 4 and 6 ranks (oversubscribed where the cores are fewer, one thread each): grids 1x1, 2x1,
 # 1x2, 3x1, 2x2, and 2x3 and 3x2, where K's cuts by process rows and by process columns cross, over odd
@@ -25,9 +30,17 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     . tests/shapes.sh
     SEED=${SEED:-$(( $(date +%s) % 1000000 ))}
     CHECK_ARGS=${ARGS:-}
-    echo "tests/mpi.sh: seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
 fi
 MPI_ONLY_CHECK=0; [ "$STANDALONE" -eq 1 ] && [ "${1:-}" = --check ] && MPI_ONLY_CHECK=1
+STUDENT_BIN="" STUDENT_SRC=""
+if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
+    QUICK="" # (make check runs everything)
+    STUDENT_BIN=${2:-} STUDENT_SRC=${3:-}
+    SCALARS=${CHECK_SCALARS:-$SCALARS}
+    echo "make check: ${STUDENT_SRC:+$STUDENT_SRC as }steps/23_distributed under mpirun, seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
+elif [ "$STANDALONE" -eq 1 ]; then
+    echo "tests/mpi.sh: seed $SEED${CHECK_ARGS:+, with $CHECK_ARGS} (rerun with SEED=$SEED)"
+fi
 
 # Odd shapes: M = 2 on 3 process rows and 1x1x1 on 2x2 leave ranks without rows or columns, K = 1 leaves
 # ranks without a part of K, N = 1 on 1x2 a rank without columns; 300x200x250 spans several panels.
@@ -39,7 +52,10 @@ MPI_GRIDS="1:1x1 2:2x1 2:1x2 3:3x1 4:2x2" # ranks:PxQ
 # of them can pass. On 2x3 and 3x2 they cross (K = 7: edges 4 against 3 and 5): a panel must stop at both.
 MPI_CROSS_GRIDS="6:2x3 6:3x2"
 MPI_TIMEOUT=${MPI_TIMEOUT:-120}             # seconds for one mpirun: a hang fails instead of hanging
-MPI_BIN=build/step23
+MPI_BIN=build/step23 MPI_REF=build/step23
+[ -n "$STUDENT_BIN" ] && MPI_BIN=$STUDENT_BIN
+[ -n "${CHECK_SIZES:-}" ] && [ "$MPI_ONLY_CHECK" -eq 1 ] && MPI_SHAPES=$CHECK_SIZES MPI_SMALL=$CHECK_SIZES
+[ -n "${CHECK_GRIDS:-}" ] && [ "$MPI_ONLY_CHECK" -eq 1 ] && MPI_GRIDS=$CHECK_GRIDS MPI_CROSS_GRIDS=""
 MPI_TMP=$(mktemp -d)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # the tests may run as root
 # A job whose ranks exit non-zero (every failed check, every usage error) is ended at once, not after
@@ -148,18 +164,72 @@ grid_runs "$MPI_BIN" "$MPI_SHAPES"
     "$((PASSED - p0)) shapes passed, $((FAILED - f0)) failed ($((SECONDS - t0)) s)"
 
 if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
-    section "one timed shape: 1024^3 on 4 ranks"
-    if [ -z "$DRY" ]; then
+    timed=${CHECK_TIMED:-1024}
+    # timed_run BIN CSV: the timed shape on 4 ranks, its output shown (less the usage), its row in CSV.
+    timed_run() {
         # shellcheck disable=SC2086
-        "$(launcher timed 4 "$MPI_BIN")" -m 1024 --seed "$SEED" $CHECK_ARGS 2>&1 | grep -v '^usage\|^ *\['
-        rc=${PIPESTATUS[0]}
-        [ "$rc" -eq 0 ] && pass "$MPI_BIN on 4 ranks, 1024^3: verified and timed" || fail "$MPI_BIN -m 1024 on 4 ranks: exit $rc"
+        "$(launcher "timed-$(basename "$1")" 4 "$1")" -m "$timed" --seed "$SEED" --csv "$2" $CHECK_ARGS 2>&1 |
+            grep -v '^usage\|^ *\['
+        return "${PIPESTATUS[0]}"
+    }
+    # field CSV COLUMN: a column of the CSV's first row (the header names the columns).
+    field() {
+        awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) n = i; next }
+                           NR == 2 && n { print $n; exit }' "$1" 2>/dev/null
+    }
+    section "one timed shape: ${timed}^3 on 4 ranks"
+    timed_csv=$MPI_TMP/timed.csv ref_csv=$MPI_TMP/ref.csv
+    if [ -n "$DRY" ]; then not_run 1 "$DRY"
+    elif stop_now; then echo "(not run: CHECK_STOP=1, and a check has failed)"
+    else
+        timed_run "$MPI_BIN" "$timed_csv"; rc=$?
+        [ "$rc" -eq 0 ] && pass "$MPI_BIN -m $timed on 4 ranks: verified and timed" || fail "$MPI_BIN -m $timed: exit $rc (on 4 ranks)"
+    fi
+    gflops=$(field "$timed_csv" gflops) vendor=$(field "$timed_csv" baseline_gflops)
+    device=$(field "$timed_csv" device) vendor_name=$(field "$timed_csv" baseline)
+    if [ -n "$STUDENT_BIN" ] && [ -z "$DRY" ] && ! stop_now; then
+        echo "the reference solution, $MPI_REF (step 23 itself), on the same shape and ranks:"
+        timed_run "$MPI_REF" "$ref_csv" | grep -E '^ +M +N|^ +[0-9]+ +[0-9]+ +[0-9]+ '
+        [ "${PIPESTATUS[0]}" -eq 0 ] || echo "make check: warning: the reference $MPI_REF did not pass at ${timed}^3: no ratio to it"
+        [ "$(field "$ref_csv" status)" = PASS ] && reference=$(field "$ref_csv" gflops) || reference=""
+        [ -n "$device" ] || device=$(field "$ref_csv" device) # (the student's run died before its row)
+    else
+        reference=$gflops # the step is its own reference
     fi
     rm -rf "$MPI_TMP"
     echo
     [ -n "$FAILURES" ] && { echo "failures:"; printf '%s' "$FAILURES"; }
     report_not_run
     echo "$PASSED passed, $FAILED failed"
+    # The grade, by tests/check.sh's rule (docs/teachers.md): correct only if every check ran and passed;
+    # score = 100 x min(1, ratio_to_reference / 0.8), 0 unless correct; the speeds of a kernel that is not
+    # correct are null in the JSON.
+    correct=false; [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ] && correct=true
+    awk -v step=23 -v correct="$correct" -v passed="$PASSED" -v total=$((PASSED + FAILED)) -v g="$gflops" \
+        -v r="$reference" -v v="$vendor" -v device="$device" -v vname="${vendor_name:-the vendor library}" \
+        -v who="${STUDENT_BIN:+your kernel}" -v ref="$MPI_REF" '
+        function num(x) { return x ~ /^[0-9.eE+-]+$/ && x + 0 > 0 }
+        function fmt(x, f) { return num(x) ? sprintf(f, x) : "null" }
+        function json_string(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
+        BEGIN {
+            rr = num(g) && num(r) ? g / r : ""; rv = num(g) && num(v) ? g / v : ""
+            score = correct == "true" && rr != "" ? int(100 * (rr / 0.8 < 1 ? rr / 0.8 : 1) + 0.5) : 0
+            if (who == "") who = "step " step
+            printf "\n%-34s %12s %14s %12s\n", "", "GFLOP/s", "vs reference", "vs vendor"
+            printf "%-34s %12s %14s %12s\n", who, fmt(g, "%.1f"), fmt(rr, "%.3f"), fmt(rv, "%.3f")
+            if (who != "step " step) printf "%-34s %12s %14s %12s\n", "reference (" ref ")", fmt(r, "%.1f"), "1.000", num(r) && num(v) ? sprintf("%.3f", r / v) : "null"
+            printf "%-34s %12s %14s %12s  %s\n", "vendor", fmt(v, "%.1f"), "", "1.000", vname
+            why = sprintf("100 x min(1, %.3f / 0.8)", rr)
+            if (rr == "") why = "0 (no ratio to the reference)"
+            if (correct != "true") why = "0 (a check failed: correctness gates the score)"
+            printf "shapes: %d of %d passed; score %d = %s\n", passed, total, score, why
+            if (correct != "true") {
+                if (num(g)) printf "(the speeds above are of a kernel that is not correct: the JSON line leaves them null)\n"
+                g = ""; rr = ""; rv = ""
+            }
+            printf "{\"step\":%s,\"correct\":%s,\"shapes_passed\":%d,\"shapes_total\":%d,\"gflops\":%s,", json_string(step), correct, passed, total, fmt(g, "%.2f")
+            printf "\"ratio_to_reference\":%s,\"ratio_to_vendor\":%s,\"score\":%d,\"device\":%s}\n", fmt(rr, "%.4f"), fmt(rv, "%.4f"), score, json_string(device)
+        }'
     [ "$FAILED" -eq 0 ]
     exit
 fi
