@@ -340,6 +340,7 @@ static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda
             device_gemm(m, w, k, alpha, g.dA, m, g.dB[d], k, beta, g.dC[d], m, p);
         }
         cuda_check(cudaEventRecord(g.b_free[d], g.comp), "cudaEventRecord");
+        /* LAB-BEGIN: C(:, panel) back to the host through pinned slot d: drain panel p-2 out of the slot, then the copy-out on g.out once the kernel is done (b_free[d]), then record c_back[d]; with overlap=0, drain p at once */
         /* C(:, panel) back through pinned slot d, once panel p-2's C has left that slot. */
         if (p >= SLOTS && cfg.overlap)
             drain(p - SLOTS, width, m, n, C, ldc);
@@ -351,6 +352,7 @@ static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda
         cuda_check(cudaEventRecord(g.c_back[d], g.out), "cudaEventRecord");
         if (!cfg.overlap)
             drain(p, width, m, n, C, ldc);
+        /* LAB-END */
     }
     if (cfg.overlap)
         for (int q = panels > SLOTS ? panels - SLOTS : 0; q < panels; ++q)
@@ -440,6 +442,8 @@ static double cpu_model(int nc)
 /** The ng that minimizes max(T_gpu(ng), T_cpu(n - ng)): where the two lines cross, or one side alone. */
 static int balance(int n)
 {
+    /* LAB-BEGIN: the split: the ng in 0..n that minimizes max(gpu_model(ng), cpu_model(n - ng)): where the two lines cross, or one side alone */
+    /* LAB-STUB: return n / 2; */
     const double cross = (model.ac + model.bc * n - model.ag) / (model.bg + model.bc);
     const int candidates[3] = {0, n, cross <= 0.0 ? 0 : (cross >= n ? n : (int)lround(cross))};
     int best = n;
@@ -449,6 +453,7 @@ static int balance(int n)
             best = ng;
     }
     return best;
+    /* LAB-END */
 }
 
 /** A straight line through two timed widths: t = fixed + per * width (through the origin if noise says
@@ -524,8 +529,11 @@ static void launch(int M, int N, int K, double alpha, const double *A, int lda, 
         if (tl.on)
             cuda_check(cudaEventRecord(tl.start, g.in), "cudaEventRecord (timeline)");
     }
+    /* LAB-BEGIN: the CPU side's share: C's columns from ng on, and what it must read for them (B's and C's columns from ng, all of A) */
+    /* LAB-STUB: struct cpu_job job = {M, 0, K, alpha, beta, A, B, C, lda, ldb, ldc, 0.0, 0.0}; */
     struct cpu_job job = {M, N - ng, K, alpha, beta, A, &B[(size_t)ng * ldb], &C[(size_t)ng * ldc], lda, ldb, ldc,
                           0.0, 0.0};
+    /* LAB-END */
     pthread_t cpu;
     cfg.cpu_busy = ng < N;
     if (ng < N && pthread_create(&cpu, NULL, cpu_part, &job) != 0)
