@@ -167,12 +167,14 @@ static void broadcast_panel(const struct local *L, struct flight *f, struct dist
 {
     const double t0 = wall_seconds();
     prepare_panel(L, f);
+    /* LAB-BEGIN: steps 1 and 2, blocking: A's panel (f->abuf, rows.len x w) from its owner a_root to the process row (row_comm), B's (f->bbuf, w x cols.len) from b_root down the process column (col_comm) */
     if (L->g->Q > 1)
         mpi_check(MPI_Bcast(f->abuf, L->rows.len * f->p.w, MPI_DOUBLE, f->p.a_root, L->g->row_comm),
                   "MPI_Bcast of A's panel");
     if (L->g->P > 1)
         mpi_check(MPI_Bcast(f->bbuf, f->p.w * L->cols.len, MPI_DOUBLE, f->p.b_root, L->g->col_comm),
                   "MPI_Bcast of B's panel");
+    /* LAB-END */
     st->recv_bytes += summa_received(L, &f->p);
     st->comm_s += wall_seconds() - t0;
 }
@@ -183,12 +185,14 @@ static void start_panel(const struct local *L, struct flight *f, struct dist_sta
     const double t0 = wall_seconds();
     prepare_panel(L, f);
     f->req[0] = f->req[1] = MPI_REQUEST_NULL; /* (a broadcast in a communicator of one is not started) */
+    /* LAB-BEGIN: steps 1 and 2, started: the same two broadcasts, non-blocking, their requests in f->req[0] and f->req[1] (finish_panel waits for both) */
     if (L->g->Q > 1)
         mpi_check(MPI_Ibcast(f->abuf, L->rows.len * f->p.w, MPI_DOUBLE, f->p.a_root, L->g->row_comm, &f->req[0]),
                   "MPI_Ibcast of A's panel");
     if (L->g->P > 1)
         mpi_check(MPI_Ibcast(f->bbuf, f->p.w * L->cols.len, MPI_DOUBLE, f->p.b_root, L->g->col_comm, &f->req[1]),
                   "MPI_Ibcast of B's panel");
+    /* LAB-END */
     st->recv_bytes += summa_received(L, &f->p);
     st->comm_s += wall_seconds() - t0;
 }
@@ -230,6 +234,9 @@ static void summa_overlapped(const struct local *L, double alpha, double beta, d
     struct flight f[2] = {{.abuf = bufs.a[0], .bbuf = bufs.b[0]}, {.abuf = bufs.a[1], .bbuf = bufs.b[1]}};
     f[0].p = summa_panel_at(L, 0, panel_width);
     start_panel(L, &f[0], st);
+    /* LAB-BEGIN: the panel loop: wait for panel t, start panel t + 1 into the other buffers (if any is left), then update C with panel t (beta on the first panel only) */
+    /* LAB-STUB: finish_panel(&f[0], st); */
+    /* LAB-STUB: (void)alpha, (void)beta, (void)C, (void)ldc; */
     for (int t = 0;; ++t) {
         struct flight *now = &f[t % 2], *next = &f[(t + 1) % 2];
         finish_panel(now, st); /* panel t has arrived */
@@ -242,6 +249,7 @@ static void summa_overlapped(const struct local *L, double alpha, double beta, d
         if (k1 >= L->k)
             return;
     }
+    /* LAB-END */
 }
 
 static void summa(const struct dist_grid *g, int m, int n, int k, double alpha, const double *A, int lda,
