@@ -3,7 +3,8 @@
 # shapes, padded leading dimensions, alpha and beta, NaN-poisoned C) with the step's other settings,
 # then one timed shape against the vendor library. With SRC= (a lab: tests/check.sh NN BIN SRC), BIN,
 # built from the student's SRC, is checked in place of the step, and the timed shape is timed for the
-# step itself too (the reference solution). Prints "N passed, N failed", a table, and last one line of
+# step itself too (the reference solution). Prints "N passed, N failed" (checks: one shape at one setting
+# each, the timed shape included, so more than the per-run "N shapes passed" lines), a table, and last one line of
 # JSON (the lab's grade: docs/teachers.md); exit 0 when every check passed, 1 on a failure, 4 where this
 # machine cannot run the step (a GPU step without a CUDA device). In the JSON of a kernel that is not
 # correct, the speed fields (gflops, ratio_to_reference, ratio_to_vendor) are null: a gradebook must not
@@ -105,7 +106,7 @@ awk -v step="$STEP" -v correct="$correct" -v passed="$PASSED" -v total=$((PASSED
         why = sprintf("100 x min(1, %.3f / 0.8)", rr)
         if (rr == "") why = "0 (no ratio to the reference)"
         if (correct != "true") why = "0 (a check failed: correctness gates the score)"
-        printf "shapes: %d of %d passed; score %d = %s\n", passed, total, score, why
+        printf "checks: %d of %d passed (a check: one shape at one setting, the timed one included); score %d = %s\n", passed, total, score, why
         if (correct != "true") { # (the speed of a failed kernel is no grade: null in the JSON)
             if (num(g)) printf "(the speeds above are of a kernel that is not correct: the JSON line leaves them null)\n"
             g = ""; rr = ""; rv = ""
