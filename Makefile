@@ -458,15 +458,20 @@ need-step:
 # The lesson as a diff: this step's kernel against the previous step's, and each header against the previous
 # step's of the same name (step 31's hopper.h against step 30's); a header the previous step lacks shows as
 # added (step 30's epilogue.h).
-# A step that starts a new part (CPU after GPU, say) has no previous step to diff against.
+# A step that starts a new part (CPU after GPU, say) diffs against the step it builds on where it names one
+# below (step 24, the first tensor-core step, is step 02's shared-memory tiling with fragments in place of
+# scalars); otherwise it has no previous step to diff against.
+DIFF_BASE_24_wmma = steps/02_smem_tiling
+DIFF_DIR = $(or $(DIFF_BASE_$(notdir $(STEP_DIR))),$(PREV_DIR))
 diff: need-step
-	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(PREV_DIR)/kernel.c* 2>/dev/null); \
-	if [ -z "$(PREV_DIR)" ]; then echo "$(STEP_DIR) is the first step: nothing to diff against"; \
+	@cur=$$(ls $(STEP_DIR)/kernel.c*); prev=$$(ls $(DIFF_DIR)/kernel.c* 2>/dev/null); \
+	if [ -z "$(DIFF_DIR)" ]; then echo "$(STEP_DIR) is the first step: nothing to diff against"; \
 	elif [ "$${cur##*.}" != "$${prev##*.}" ]; then \
 	    echo "$(STEP_DIR) starts a new part ($$prev is another kind of step): nothing to diff against"; \
-	else diff -u $$prev $$cur || true; \
+	else [ "$(DIFF_DIR)" = "$(PREV_DIR)" ] || echo "($(STEP_DIR) opens a part: against $(DIFF_DIR), the step it builds on)"; \
+	    diff -u $$prev $$cur || true; \
 	    for f in $(STEP_DIR)/*.h; do \
-	        if [ -f "$$f" ] && [ -f "$(PREV_DIR)/$${f##*/}" ]; then diff -u "$(PREV_DIR)/$${f##*/}" "$$f" || true; \
+	        if [ -f "$$f" ] && [ -f "$(DIFF_DIR)/$${f##*/}" ]; then diff -u "$(DIFF_DIR)/$${f##*/}" "$$f" || true; \
 	        elif [ -f "$$f" ]; then diff -u /dev/null "$$f" || true; fi; \
 	    done; fi
 

@@ -55,6 +55,19 @@ else
 fi
 make -s diff STEP=15 >"$TMP_ART/diff.log" 2>&1 && grep -q 'starts a new part' "$TMP_ART/diff.log" &&
     pass "make diff STEP=15 says the step starts a new part" || fail "make diff STEP=15: $(head -n 1 "$TMP_ART/diff.log")"
+# Part IV's ladder: every step's diff shows its kernel changed (none empty); step 24, which opens the part,
+# against step 02's tiling, the step it names as its base
+for n in 24 25 26 27 28 29 30 31; do
+    d=$(ls -d steps/${n}_*)
+    make -s diff STEP=$n >"$TMP_ART/diff.log" 2>&1
+    if grep -q "^+++ $d/kernel.cu" "$TMP_ART/diff.log" && [ "$(grep -c '^[-+][^-+]' "$TMP_ART/diff.log")" -gt 20 ]; then
+        pass "make diff STEP=$n shows $d/kernel.cu's changes ($(grep -c '^[-+][^-+]' "$TMP_ART/diff.log") lines)"
+    else
+        fail "make diff STEP=$n: no diff of $d/kernel.cu ($(head -n 1 "$TMP_ART/diff.log"))"
+    fi
+done
+grep -q '^--- steps/02_smem_tiling/kernel.cu' <(make -s diff STEP=24 2>&1) &&
+    pass "make diff STEP=24 is against step 02's tiling" || fail "make diff STEP=24 is not against steps/02_smem_tiling"
 
 # steps/31_stream_k/cycles.sh turns Nsight Compute's output into lesson 31's rows of cycles against K: fed
 # the recorded output of the run behind them (stand-ins for ncu and nvidia-smi on the PATH), it must write
