@@ -198,12 +198,17 @@ $check_steps
 {"step":"$STEP","correct":true,"shapes_passed":N,"shapes_total":N,"gflops":G,"ratio_to_reference":R,"ratio_to_vendor":V,"score":S,"device":"..."}
 \`\`\`
 
+(For a kernel that is not correct, \`gflops\`, \`ratio_to_reference\` and
+\`ratio_to_vendor\` are \`null\` and the score is 0: the table still shows
+the speed measured, but a gradebook gets no speed for a wrong answer.)
+
 A failed shape is listed as a line \`FAIL <binary> <M>x<N>x<K> alpha .. beta .. (rel_err ..): FAIL\`,
 followed by the harness's own lines for it (the first wrong element, the bound it broke).
 \`SEED=<n> make check\` repeats a run with the same inputs (the seed is printed first).
-\`make check\` exits 0 when every shape passed; otherwise make reports the
-checker's status, \`Error 1\` (a shape failed) or \`Error 4\` (this machine
-cannot run the lab$cannot).
+\`make check\` exits 0 when every shape passed. Otherwise make names the
+checker's status on a line \`Error 1\` (a shape failed) or \`Error 4\` (this
+machine cannot run the lab$cannot), then stops with \`Error 2\`: the shell
+sees exit status 2 either way, and the checker's line says which.
 
 ## The score
 

@@ -222,7 +222,7 @@ if [ "$MPI_ONLY_CHECK" -eq 1 ]; then
             why = sprintf("100 x min(1, %.3f / 0.8)", rr)
             if (rr == "") why = "0 (no ratio to the reference)"
             if (correct != "true") why = "0 (a check failed: correctness gates the score)"
-            printf "shapes: %d of %d passed; score %d = %s\n", passed, total, score, why
+            printf "checks: %d of %d passed (a check: one shape at one setting, the timed one included); score %d = %s\n", passed, total, score, why
             if (correct != "true") {
                 if (num(g)) printf "(the speeds above are of a kernel that is not correct: the JSON line leaves them null)\n"
                 g = ""; rr = ""; rv = ""
