@@ -191,6 +191,11 @@ MPI_KERNEL_OBJ := $(foreach d,$(MPI_STEP_DIRS),$(OBJ)/$(d)/kernel.o)
 MPI_STEP_OBJS := $(DIST_OBJ) $(HOST_OBJ) $(OBJ)/common/reference_cpu.o $(OBJ)/common/cpu_info.o \
                  $(OBJ)/common/cpu_peak.o $(NODE_CPU_OBJ)
 $(DIST_MPI_OBJ) $(MPI_KERNEL_OBJ): CC := $(MPICC)
+# The step's kernel is compiled with the GPU settings (local=hybrid, local=gpu) only where there is nvcc: a
+# stamp of nvcc's presence recompiles it when nvcc comes or goes in the same build folder (as for ScaLAPACK).
+NVCC_STAMP := $(OBJ)/nvcc.flag
+$(shell mkdir -p $(OBJ) && { [ "$$(cat $(NVCC_STAMP) 2>/dev/null)" = "x$(HAVE_NVCC)" ] || echo "x$(HAVE_NVCC)" > $(NVCC_STAMP); })
+$(MPI_KERNEL_OBJ): $(NVCC_STAMP)
 $(OBJ)/common/dist_main.o $(OBJ)/common/dist_scalapack.o: override CFLAGS += $(BLAS_CFLAGS) -fopenmp
 $(OBJ)/common/dist_scalapack.o: override CFLAGS += $(if $(HAVE_SCALAPACK),-DHAVE_SCALAPACK)
 $(OBJ)/common/dist_scalapack.o: $(SCALAPACK_STAMP)
