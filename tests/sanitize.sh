@@ -6,6 +6,7 @@
 # blocks, not between make test's guard pages), and compute-sanitizer's memcheck, racecheck and synccheck
 # over every GPU step and setting at small odd shapes. Ends with "N passed, N failed".
 # STEPS="22 23" sanitizes only those steps (the one being changed); default: every step.
+# SANITIZE_PARTS="gpu" (or "host") runs one of its two parts (below).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
@@ -22,6 +23,10 @@ SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-600} # seconds for one compute-sanitizer ru
 TEST_STEPS=${STEPS:-} # the steps' listers in tests/lib.sh keep only these
 [ -n "${STEPS:-}" ] && echo "make sanitize: steps $STEPS only (STEPS=...)"
 
+# SANITIZE_PARTS="gpu" runs compute-sanitizer alone, "host" ASan/UBSan alone (default both): a GPU
+# session short of time checks its kernels while the host code's run is made on a machine without a GPU.
+SANITIZE_PARTS=${SANITIZE_PARTS:-host gpu}
+if [[ " $SANITIZE_PARTS " == *" host "* ]]; then
 section "host code under ASan + UBSan (build/asan)"
 SAN="-fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 NVSAN=""  # nvcc splits -Xcompiler values at commas: one -Xcompiler per flag
@@ -93,7 +98,11 @@ if build_mutant build/asan zero_past_edge "$ASAN_MUTANT_STEP" "$ZERO_PAST_EDGE" 
         pass "a stray += 0.0 one row past an edge tile, tight ld: ASan reports the write past C"
     else fail "a stray += 0.0 one row past an edge tile, tight ld: ASan saw nothing"; fi
 fi
+else
+    not_run 1 "ASan/UBSan over the host code: SANITIZE_PARTS=\"$SANITIZE_PARTS\""
+fi
 
+if [[ " $SANITIZE_PARTS " == *" gpu "* ]]; then
 section "compute-sanitizer over the GPU steps"
 # The CPU+GPU step's kernels: the GPU side alone (split=1) with the own kernel, many panels and chunks,
 # and on a few SMs; memcheck and racecheck (its host threads never touch device memory).
@@ -204,6 +213,9 @@ else
         fi
     done
     rm -rf "$JOBS_DIR"
+fi
+else
+    not_run 1 "compute-sanitizer over the GPU steps: SANITIZE_PARTS=\"$SANITIZE_PARTS\""
 fi
 
 echo
