@@ -19,11 +19,21 @@
  *   SMs      C(p) = A B(p)                | C(p+1) = A B(p+1)
  *   copy-out C(p-1)                       | C(p)
  *
- * A goes first, in chunks of `panel` columns, and panel 0 is computed chunk by chunk as they
- * arrive (C(0) = A(:,k0..k1) B(k0..k1,0) + C(0)), so that the SMs start after one chunk rather
- * than after all of A. Two device slots for B and C: panel p's copy waits until panel p-2 has
- * left them. `overlap=0` runs the same work on one stream, each panel's stages one after the
- * other, for the lesson's comparison.
+ * A goes in chunks of `panel` columns, and every panel needs all of it. The lead panels (`order=lead`,
+ * the default): while A's chunks arrive, the first L panels of B come in between them (panel c just
+ * before chunk c), each into a device buffer of its own, and every chunk of A, once landed, is
+ * multiplied into every panel present (C(j) = A(:,k0..k1) B(k0..k1,j) + C(j); a panel that lands after
+ * some chunks first catches up on them in one product). The SMs so have L panels of work while A
+ * arrives, not one panel's thin slices. After A, the other panels flow as above through the L + 1
+ * device buffers: panel p waits until panel p - (L + 1) has left its buffer. `order=panels` is L = 1:
+ * panel 0 alone takes A's chunks. `overlap=0` runs the same work on one stream, each panel's stages one
+ * after the other (all of A, then one product per panel), for the lesson's comparison.
+ *
+ * Pinning: `pin=stage` (the default) copies through the pinned slots; `pin=register` page-locks the
+ * caller's A and the GPU's columns of B and C in place for the call (cudaHostRegister, released at its
+ * end: both inside the call's time, as a user pays them) and the copy engines read and write them
+ * straight, with 2D copies over the leading dimensions: no host copies. Where a registration fails
+ * (memory already registered, over `ulimit -l`, not host memory) the call stages, and says so once.
  *
  * The split: the first call at a shape probes the GPU side at two widths (its time is
  * a + b * columns: a is A's transfer and the pipeline's fill) and the CPU side on a slice
@@ -31,9 +41,10 @@
  * together: a + b * ng = c * (N - ng). `split=X` forces ng = X * N.
  *
  * Settings (`--param`): gpu=own|cublas (the FP64 tensor-core kernel of tc_dgemm.cu, or cuBLAS
- * DGEMM), split=X (0..1), panel=W, overlap=0|1, gpu_sms=N (own kernel on N SMs: a smaller GPU),
- * stagers=T, log=FILE (each call: ng and both sides' times), timeline=FILE (the last call's
- * copies, kernels and host work, for the lesson's picture).
+ * DGEMM), split=X (0..1), panel=W, overlap=0|1, order=lead|panels, lead=L (forces L; default: the rule
+ * in lead_rule), pin=stage|register, gpu_sms=N (own kernel on N SMs: a smaller GPU), stagers=T,
+ * log=FILE (each call: ng, both sides' times, L, the CPU side's threads, the pinning), timeline=FILE
+ * (the last call's copies, kernels and host work, for the lesson's picture).
  */
 #include <math.h>
 #include <omp.h>
@@ -57,14 +68,22 @@
 #include "timing.h"
 
 enum {
-    SLOTS = 2,              /* device slots for B and C panels, and pinned slots for C coming back */
-    IN_SLOTS = 2,           /* pinned slots for what goes in */
-    PANELS = 16,            /* the default panel width aims at this many panels ... */
-    MIN_PANEL = 256,        /* ... but no narrower than this */
-    MAX_PANEL = 2048,       /* ... nor wider */
-    PANEL_ALIGN = 128,      /* the own kernel's tile */
-    TIMELINE_EVENTS = 4096  /* GPU events of one call's timeline */
+    SLOTS = 2,                  /* pinned slots for C coming back */
+    IN_SLOTS = 2,               /* pinned slots for what goes in */
+    MAX_LEAD = 32,              /* lead panels (order=lead's L) at most */
+    MAX_BUFFERS = MAX_LEAD + 1, /* device panel buffers: the L lead panels and one more */
+    FIRST_LEAD = 4,             /* L until a call has measured the rates that lead_rule needs */
+    OUTS_PER_PANEL = 2,         /* panels' C sent back per panel brought in, at most: the lead panels'
+                                   C, all done at once when A is complete, so catches up */
+    PANELS = 16,                /* the default panel width aims at this many panels ... */
+    MIN_PANEL = 256,            /* ... but no narrower than this */
+    MAX_PANEL = 2048,           /* ... nor wider */
+    PANEL_ALIGN = 128,          /* the own kernel's tile */
+    TIMELINE_EVENTS = 4096      /* GPU events of one call's timeline */
 };
+/* The L + 1 panel buffers take at most this share of the device memory free beside A: the rest is for
+ * cuBLAS's workspace, the harness's own buffers (its bound: A, B and C on the device) and other processes. */
+static const double LEAD_MEMORY_SHARE = 0.5;
 
 /* ------------------------------------------------------------------ settings */
 static struct {
@@ -72,6 +91,9 @@ static struct {
     double split;         /* GPU share of the columns; < 0: probed */
     int panel;            /* columns per panel; 0: from N */
     int overlap;          /* 1: three streams; 0: one stream, stage after stage */
+    int order_lead;       /* 1: order=lead (L lead panels); 0: order=panels (L = 1) */
+    int lead;             /* L forced by lead=L; 0: lead_rule's */
+    int pin_register;     /* 1: pin=register (the caller's arrays page-locked in place); 0: pin=stage */
     int sms;              /* own kernel on this many SMs (0: all) */
     int stagers;          /* host threads for pageable <-> pinned copies while the CPU side computes */
     int stagers_alone;    /* ... and while it does not (no columns, or the probe) */
@@ -79,27 +101,46 @@ static struct {
     int cpu_threads;      /* threads of the CPU side */
     int gpu;              /* 1: a CUDA device is present */
     const char *log_path, *timeline_path;
-} cfg = {1, -1.0, 0, 1, 0, 0, 0, 0, 0, 0, NULL, NULL};
+} cfg = {1, -1.0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
 
 /* ------------------------------------------------------------------ GPU state, kept across calls */
 static struct {
     cudaStream_t in, comp, out;                 /* one per engine (all the same stream with overlap=0) */
     cublasHandle_t blas;
-    double *dA, *dB[SLOTS], *dC[SLOTS];
+    double *dA, *dB[MAX_BUFFERS], *dC[MAX_BUFFERS];
     double *pin_in[IN_SLOTS], *pin_out[SLOTS];
-    size_t a_len, panel_len;                    /* doubles: dA; each panel buffer (device and pinned) */
-    cudaEvent_t in_free[IN_SLOTS];              /* the copy out of this pinned slot has finished */
-    cudaEvent_t b_free[SLOTS];                  /* the kernel that read this device slot has finished */
-    cudaEvent_t c_back[SLOTS];                  /* this slot's C is in its pinned slot */
-    cudaEvent_t inputs[SLOTS];                  /* this slot's inputs are on the device */
-    cudaEvent_t chunk;                          /* the last chunk of A is on the device */
+    size_t a_len, b_len, c_len, pin_len;        /* doubles: dA; each dB and each dC; each pinned slot */
+    int buffers;                                /* device panel buffers held: dB[0..buffers), dC[0..buffers) */
+    cudaEvent_t in_free[IN_SLOTS];              /* the copy out of this pinned-in slot has finished */
+    cudaEvent_t out_full[SLOTS];                /* this pinned-out slot holds its panel's C */
+    cudaEvent_t b_free[MAX_BUFFERS];            /* the last product that read this device buffer has finished */
+    cudaEvent_t c_back[MAX_BUFFERS];            /* this buffer's C has left the device: dC may be written */
+    cudaEvent_t inputs[MAX_BUFFERS];            /* this buffer's B (and C) are on the device */
+    cudaEvent_t chunk;                          /* the last chunk of A sent is on the device */
+    cudaEvent_t lead_t0, lead_t1;               /* timed: the lead's inputs (A and L panels) arriving */
+    cudaEvent_t gemm_t0, gemm_t1;               /* timed: one later panel's product */
     int next_in;                                /* the pinned-in slot the next copy uses */
 } g;
 
+/* What lead_rule needs, measured by the calls with overlap (the latest that measured): how fast the
+ * inputs arrived during the lead (the host's staging and the copy engine together), how fast the SMs
+ * multiplied one later panel; and L once chosen from rates measured at a GPU shape, kept for the later
+ * calls at that shape (so that a call's L does not follow the noise of the one before). */
+static struct {
+    double in_bytes_per_s, flop_per_s;          /* 0: not measured yet */
+    int m, n, k;                                /* the GPU shape they were measured at */
+    int lead, lead_m, lead_n, lead_k;           /* L fixed for this GPU shape (lead 0: none yet) */
+} rates;
+
+/* What the last GPU side did, for the log: its L and whether it ran on the arrays pinned in place. */
+static struct {
+    int lead, in_place;
+} last = {0, 0};
+
 /* ------------------------------------------------------------------ timeline (optional) */
-/** The rows of the timeline picture: the three engines, the host's copies, the CPU side. */
-enum lane { LANE_COPY_IN, LANE_SMS, LANE_COPY_OUT, LANE_HOST, LANE_CPU, LANES };
-static const char *const LANE_NAME[LANES] = {"copy-in", "SMs", "copy-out", "host-staging", "CPU-GEMM"};
+/** The rows of the timeline picture: the three engines, the host's copies, the CPU side, the page-locking. */
+enum lane { LANE_COPY_IN, LANE_SMS, LANE_COPY_OUT, LANE_HOST, LANE_CPU, LANE_REGISTER, LANES };
+static const char *const LANE_NAME[LANES] = {"copy-in", "SMs", "copy-out", "host-staging", "CPU-GEMM", "host-register"};
 static struct {
     int on, used;
     cudaEvent_t start, ev[TIMELINE_EVENTS];
@@ -202,28 +243,50 @@ static void device_grow(double **p, size_t *have, size_t need, const char *what)
     *have = need;
 }
 
-/** Device and pinned buffers for A (m x k) and panels of up to @p panel_len doubles, kept across calls. */
-static void gpu_buffers(int m, int k, size_t panel_len)
+/** Device panel buffers, kept across calls: @p count of them, each a B panel of @p b_len doubles and a C
+ *  panel of @p c_len. Held buffers that are too few or too small are all freed, and exactly these allocated
+ *  (lead_fit counted the held ones as free). */
+static void device_panels(int count, size_t b_len, size_t c_len)
 {
-    device_grow(&g.dA, &g.a_len, (size_t)m * k, "cudaMalloc (A)");
-    if (g.panel_len >= panel_len)
+    if (g.buffers >= count && g.b_len >= b_len && g.c_len >= c_len)
+        return;
+    for (int i = 0; i < g.buffers; ++i) {
+        cuda_check(cudaFree(g.dB[i]), "cudaFree");
+        cuda_check(cudaFree(g.dC[i]), "cudaFree");
+        g.dB[i] = g.dC[i] = NULL;
+    }
+    g.buffers = 0; /* (so that a failed allocation below leaves nothing counted twice) */
+    for (int i = 0; i < count; ++i) {
+        cuda_check(cudaMalloc((void **)&g.dB[i], b_len * sizeof(double)), "cudaMalloc (B panel)");
+        cuda_check(cudaMalloc((void **)&g.dC[i], c_len * sizeof(double)), "cudaMalloc (C panel)");
+        g.buffers = i + 1;
+    }
+    g.b_len = b_len, g.c_len = c_len;
+}
+
+/** The pinned staging slots (two in, two out) of @p len doubles each, kept across calls. */
+static void pinned_slots(size_t len)
+{
+    if (g.pin_len >= len)
         return;
     for (int s = 0; s < SLOTS; ++s) {
-        if (g.panel_len > 0) {
-            cuda_check(cudaFree(g.dB[s]), "cudaFree");
-            cuda_check(cudaFree(g.dC[s]), "cudaFree");
+        if (g.pin_len > 0)
             cuda_check(cudaFreeHost(g.pin_out[s]), "cudaFreeHost");
-        }
-        cuda_check(cudaMalloc((void **)&g.dB[s], panel_len * sizeof(double)), "cudaMalloc (B panel)");
-        cuda_check(cudaMalloc((void **)&g.dC[s], panel_len * sizeof(double)), "cudaMalloc (C panel)");
-        cuda_check(cudaMallocHost((void **)&g.pin_out[s], panel_len * sizeof(double)), "cudaMallocHost (C out)");
+        cuda_check(cudaMallocHost((void **)&g.pin_out[s], len * sizeof(double)), "cudaMallocHost (C out)");
     }
     for (int s = 0; s < IN_SLOTS; ++s) {
-        if (g.panel_len > 0)
+        if (g.pin_len > 0)
             cuda_check(cudaFreeHost(g.pin_in[s]), "cudaFreeHost");
-        cuda_check(cudaMallocHost((void **)&g.pin_in[s], panel_len * sizeof(double)), "cudaMallocHost (staging)");
+        cuda_check(cudaMallocHost((void **)&g.pin_in[s], len * sizeof(double)), "cudaMallocHost (staging)");
     }
-    g.panel_len = panel_len;
+    g.pin_len = len;
+}
+
+/** Creates @p n events (without timing). */
+static void events(cudaEvent_t *e, int n)
+{
+    for (int i = 0; i < n; ++i)
+        cuda_check(cudaEventCreateWithFlags(&e[i], cudaEventDisableTiming), "cudaEventCreate");
 }
 
 /** Streams, events and the cuBLAS handle, once. */
@@ -236,11 +299,15 @@ static void gpu_setup(void)
     cuda_check(cudaStreamCreateWithFlags(&g.in, cudaStreamNonBlocking), "cudaStreamCreate");
     cuda_check(cudaStreamCreateWithFlags(&g.comp, cudaStreamNonBlocking), "cudaStreamCreate");
     cuda_check(cudaStreamCreateWithFlags(&g.out, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaEvent_t *all[] = {g.in_free, g.b_free, g.c_back, g.inputs};
-    for (int t = 0; t < 4; ++t)
-        for (int s = 0; s < SLOTS; ++s) /* IN_SLOTS == SLOTS */
-            cuda_check(cudaEventCreateWithFlags(&all[t][s], cudaEventDisableTiming), "cudaEventCreate");
-    cuda_check(cudaEventCreateWithFlags(&g.chunk, cudaEventDisableTiming), "cudaEventCreate");
+    events(g.in_free, IN_SLOTS);
+    events(g.out_full, SLOTS);
+    events(g.b_free, MAX_BUFFERS);
+    events(g.c_back, MAX_BUFFERS);
+    events(g.inputs, MAX_BUFFERS);
+    events(&g.chunk, 1);
+    cudaEvent_t *timed[] = {&g.lead_t0, &g.lead_t1, &g.gemm_t0, &g.gemm_t1};
+    for (int i = 0; i < 4; ++i)
+        cuda_check(cudaEventCreate(timed[i]), "cudaEventCreate");
     cublas_check(cublasCreate(&g.blas), "cublasCreate");
     if (cfg.timeline_path != NULL) {
         cuda_check(cudaEventCreate(&tl.start), "cudaEventCreate");
@@ -248,18 +315,51 @@ static void gpu_setup(void)
             cuda_check(cudaEventCreate(&tl.ev[e]), "cudaEventCreate");
     }
 }
-static_assert(IN_SLOTS == SLOTS, "gpu_setup creates both kinds of slot events in one loop");
 
-/** Copies a rows x cols block of pageable memory through the next pinned slot to the device (copy-in). */
-static void send(const double *src, long sld, int rows, int cols, double *dst, int panel)
+/* ------------------------------------------------------------------ one call of the GPU side */
+/** One call of the GPU side: its operands, its panels and its schedule. */
+struct plan {
+    int m, n, k;               /* C(:, 0..n-1) = alpha A B(:, 0..n-1) + beta C(:, 0..n-1) */
+    double alpha, beta;
+    const double *A, *B;
+    double *C;
+    int lda, ldb, ldc;
+    int width;                 /* columns per panel, and A's columns per chunk */
+    int panels, chunks;        /* panels of C's n columns; chunks of A's k columns */
+    int lead;                  /* L: panels 0..L-1 come in between A's chunks */
+    int buffers;               /* device panel buffers: L + 1; panel p uses buffer p % buffers */
+    int in_place;              /* 1: the caller's arrays are page-locked (pin=register) and copied straight */
+    int applied[MAX_LEAD];     /* chunks of A multiplied into each lead panel so far: chunks 0..applied-1 */
+    int next_out;              /* the next panel whose C goes back (they go in panel order) */
+    int timed_panel;           /* the panel whose product is timed for lead_rule (-1: none) */
+};
+
+/** Panel @p p: its first column and width. */
+static void panel_cols(const struct plan *pl, int p, int *j0, int *w)
 {
+    *j0 = p * pl->width;
+    *w = pl->n - *j0 < pl->width ? pl->n - *j0 : pl->width;
+}
+
+/** rows x cols of a host block (leading dimension sld) to the device (dst, leading dimension rows) on the
+ *  copy-in stream: straight from the caller's page-locked array, or through the next pinned slot. */
+static void send(const struct plan *pl, const double *src, long sld, int rows, int cols, double *dst, int panel)
+{
+    const size_t row_bytes = (size_t)rows * sizeof(double);
+    if (pl->in_place) {
+        const int sp = span_begin(LANE_COPY_IN, panel, g.in);
+        cuda_check(cudaMemcpy2DAsync(dst, row_bytes, src, (size_t)sld * sizeof(double), row_bytes, (size_t)cols,
+                                     cudaMemcpyHostToDevice, g.in), "cudaMemcpy2DAsync (to the device)");
+        span_end(sp, g.in);
+        return;
+    }
     const int s = g.next_in++ % IN_SLOTS;
     cuda_check(cudaEventSynchronize(g.in_free[s]), "cudaEventSynchronize"); /* the slot's last copy is done */
     const double t0 = wall_seconds();
     copy_columns(g.pin_in[s], rows, src, sld, rows, cols);
     host_span(LANE_HOST, panel, t0, wall_seconds());
     const int sp = span_begin(LANE_COPY_IN, panel, g.in);
-    cuda_check(cudaMemcpyAsync(dst, g.pin_in[s], (size_t)rows * cols * sizeof(double), cudaMemcpyHostToDevice, g.in),
+    cuda_check(cudaMemcpyAsync(dst, g.pin_in[s], row_bytes * cols, cudaMemcpyHostToDevice, g.in),
                "cudaMemcpyAsync (to the device)");
     span_end(sp, g.in);
     cuda_check(cudaEventRecord(g.in_free[s], g.in), "cudaEventRecord");
@@ -280,83 +380,311 @@ static void device_gemm(int m, int n, int k, double alpha, const double *A, int 
     span_end(sp, g.comp);
 }
 
-/** Panel @p p of the GPU's columns: its first column and width. */
-static void panel_cols(int p, int width, int n, int *j0, int *w)
+/** Panel @p p's B (and its C, where beta != 0 reads it) into the panel's device buffer, once the panel that
+ *  used the buffer before has let go of it; the products into panel p wait for both. */
+static void bring_in(const struct plan *pl, int p)
 {
-    *j0 = p * width;
-    *w = n - *j0 < width ? n - *j0 : width;
+    const int b = p % pl->buffers;
+    int j0, w;
+    panel_cols(pl, p, &j0, &w);
+    cuda_check(cudaStreamWaitEvent(g.in, g.b_free[b], 0), "cudaStreamWaitEvent"); /* dB[b] has been read */
+    send(pl, &pl->B[(size_t)j0 * pl->ldb], pl->ldb, pl->k, w, g.dB[b], p);
+    if (pl->beta != 0.0) {
+        cuda_check(cudaStreamWaitEvent(g.in, g.c_back[b], 0), "cudaStreamWaitEvent"); /* dC[b] has left */
+        send(pl, &pl->C[(size_t)j0 * pl->ldc], pl->ldc, pl->m, w, g.dC[b], p);
+    }
+    cuda_check(cudaEventRecord(g.inputs[b], g.in), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(g.comp, g.inputs[b], 0), "cudaStreamWaitEvent");
+    cuda_check(cudaStreamWaitEvent(g.comp, g.c_back[b], 0), "cudaStreamWaitEvent"); /* beta = 0 writes dC too */
+}
+
+/** A's chunk @p c (its columns c * width on) to the device; the compute stream waits for it. */
+static void send_chunk(const struct plan *pl, int c)
+{
+    const int k0 = c * pl->width, kc = pl->k - k0 < pl->width ? pl->k - k0 : pl->width;
+    send(pl, &pl->A[(size_t)k0 * pl->lda], pl->lda, pl->m, kc, &g.dA[(size_t)k0 * pl->m], 0);
+    cuda_check(cudaEventRecord(g.chunk, g.in), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(g.comp, g.chunk, 0), "cudaStreamWaitEvent");
+}
+
+/** Panel @p p's product with A's chunks c0..c1-1, one GEMM over their columns k0..k1-1 of A (rows k0..k1-1 of
+ *  the panel's B): C(p) = alpha A(:, k0..k1-1) B(k0..k1-1, p) + (c0 == 0 ? beta : 1) C(p). */
+static void product(const struct plan *pl, int p, int c0, int c1)
+{
+    if (c1 <= c0)
+        return;
+    const int b = p % pl->buffers, k0 = c0 * pl->width, k1 = c1 * pl->width < pl->k ? c1 * pl->width : pl->k;
+    int j0, w;
+    panel_cols(pl, p, &j0, &w);
+    device_gemm(pl->m, w, k1 - k0, pl->alpha, &g.dA[(size_t)k0 * pl->m], pl->m, &g.dB[b][k0], pl->k,
+                c0 == 0 ? pl->beta : 1.0, g.dC[b], pl->m, p);
 }
 
 /** Waits for panel @p q's C in its pinned slot and copies it into the user's C. */
-static void drain(int q, int width, int m, int n, double *C, long ldc)
+static void drain(const struct plan *pl, int q)
 {
     int j0, w;
-    panel_cols(q, width, n, &j0, &w);
-    cuda_check(cudaEventSynchronize(g.c_back[q % SLOTS]), "cudaEventSynchronize");
+    panel_cols(pl, q, &j0, &w);
+    cuda_check(cudaEventSynchronize(g.out_full[q % SLOTS]), "cudaEventSynchronize");
     const double t0 = wall_seconds();
-    copy_columns(&C[(size_t)j0 * ldc], ldc, g.pin_out[q % SLOTS], m, m, w);
+    copy_columns(&pl->C[(size_t)j0 * pl->ldc], pl->ldc, g.pin_out[q % SLOTS], pl->m, pl->m, w);
     host_span(LANE_HOST, q, t0, wall_seconds());
 }
 
+/** Panel @p q's C back to the host once its last product is done: through pinned slot q % SLOTS, or
+ *  straight into the caller's C where it is page-locked in place. */
+static void copy_out(const struct plan *pl, int q)
+{
+    /* LAB-BEGIN: C(:, panel q) back to the host: staged, drain panel q-2 out of pinned slot q % SLOTS, then the copy-out of dC[q % pl->buffers] into the slot on g.out once the panel's last product is done (b_free), then record c_back (the buffer) and out_full (the slot); with overlap=0, drain q at once; in place (pl->in_place), a 2D copy straight into the caller's C */
+    /* LAB-STUB: (void)pl, (void)q; */
+    const int b = q % pl->buffers, o = q % SLOTS;
+    int j0, w;
+    panel_cols(pl, q, &j0, &w);
+    if (!pl->in_place && q >= SLOTS && cfg.overlap)
+        drain(pl, q - SLOTS); /* the slot's last panel, into the caller's C, before the slot is refilled */
+    cuda_check(cudaStreamWaitEvent(g.out, g.b_free[b], 0), "cudaStreamWaitEvent");
+    const int sp = span_begin(LANE_COPY_OUT, q, g.out);
+    const size_t col_bytes = (size_t)pl->m * sizeof(double);
+    if (pl->in_place)
+        cuda_check(cudaMemcpy2DAsync(&pl->C[(size_t)j0 * pl->ldc], (size_t)pl->ldc * sizeof(double), g.dC[b],
+                                     col_bytes, col_bytes, (size_t)w, cudaMemcpyDeviceToHost, g.out),
+                   "cudaMemcpy2DAsync (to the host)");
+    else
+        cuda_check(cudaMemcpyAsync(g.pin_out[o], g.dC[b], col_bytes * w, cudaMemcpyDeviceToHost, g.out),
+                   "cudaMemcpyAsync (to the host)");
+    span_end(sp, g.out);
+    cuda_check(cudaEventRecord(g.c_back[b], g.out), "cudaEventRecord");
+    if (!pl->in_place) {
+        cuda_check(cudaEventRecord(g.out_full[o], g.out), "cudaEventRecord");
+        if (!cfg.overlap)
+            drain(pl, q);
+    }
+    /* LAB-END */
+}
+
+/* ------------------------------------------------------------------ the lead panels' count */
+/** L for a GPU shape, from the rates measured in earlier calls.
+ *
+ * While A arrives (T_A), the SMs can multiply only what has landed into the panels present. With L
+ * panels brought in between A's chunks they have L panel products to do (L t_panel), and the panels' own
+ * inputs stretch A's arrival by L t_in. They keep busy through it when
+ *
+ *     L t_panel >= T_A + L t_in,   so   L = ceil(T_A / (t_panel - t_in)),
+ *
+ * and where t_panel <= t_in (a panel's inputs take longer to arrive than its product takes) no L keeps
+ * them busy: the copies set the time in any order, and L = 1. T_A and t_in are the bytes of A and of one
+ * panel's inputs (B, and C where beta != 0) over the rate at which an earlier call's lead inputs arrived
+ * (the host's staging and the copy engine together: the slower sets it), t_panel a panel's flops over
+ * the rate of an earlier call's timed panel product. Until a call has measured them, L = FIRST_LEAD.
+ * More lead panels than the rule's do not make the SMs busier during A, and cost: the L lead panels all
+ * finish when A is complete, and their C then leaves in a burst that the later panels must share the host
+ * and the copy-out engine with. The caller bounds L further (lead_count).
+ */
+static int lead_rule(int m, int n, int k, double beta, int width)
+{
+    if (rates.lead > 0 && rates.lead_m == m && rates.lead_n == n && rates.lead_k == k)
+        return rates.lead; /* fixed for this shape by an earlier call */
+    if (rates.in_bytes_per_s <= 0.0 || rates.flop_per_s <= 0.0)
+        return FIRST_LEAD;
+    const double w = n < width ? n : width;
+    const double t_a = sizeof(double) * (double)m * k / rates.in_bytes_per_s;
+    const double t_in = sizeof(double) * w * (k + (beta != 0.0 ? m : 0)) / rates.in_bytes_per_s;
+    const double t_panel = 2.0 * m * w * k / rates.flop_per_s;
+    const double lead = t_panel > t_in ? ceil(t_a / (t_panel - t_in)) : 1.0;
+    const int l = lead > (double)MAX_LEAD ? MAX_LEAD : (lead < 1.0 ? 1 : (int)lead);
+    if (rates.m == m && rates.n == n && rates.k == k) /* measured at this shape: keep it */
+        rates.lead = l, rates.lead_m = m, rates.lead_n = n, rates.lead_k = k;
+    return l;
+}
+
+/** The most lead panels whose L + 1 buffers (a B and a C panel each) fit in LEAD_MEMORY_SHARE of the
+ *  device memory free beside A; the memory the step holds counts as free (it is given back for this call's
+ *  buffers where they differ). */
+static int lead_fit(int m, int k, int width)
+{
+    size_t free_bytes = 0, total = 0;
+    cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+    const double held = sizeof(double) * ((double)g.a_len + (double)g.buffers * (double)(g.b_len + g.c_len));
+    const double a = sizeof(double) * (double)m * k, buffer = sizeof(double) * (double)width * ((double)k + m);
+    const double fit = floor(LEAD_MEMORY_SHARE * ((double)free_bytes + held - a) / buffer) - 1.0;
+    return fit < 1.0 ? 1 : (fit > (double)MAX_LEAD ? MAX_LEAD : (int)fit);
+}
+
+/** L for this call: 1 with order=panels or overlap=0 (one stream has nothing to overlap A with); forced by
+ *  lead=L; else lead_rule's, within device memory (lead_fit). Never more than A's chunks (a panel that
+ *  comes after the last chunk is an ordinary one) nor the panels. */
+static int lead_count(const struct plan *pl)
+{
+    if (!cfg.order_lead || !cfg.overlap)
+        return 1;
+    int lead = cfg.lead;
+    if (lead == 0) {
+        lead = lead_rule(pl->m, pl->n, pl->k, pl->beta, pl->width);
+        const int fit = lead_fit(pl->m, pl->k, pl->width);
+        lead = lead < fit ? lead : fit;
+    }
+    lead = lead < pl->chunks ? lead : pl->chunks;
+    lead = lead < pl->panels ? lead : pl->panels;
+    return lead < 1 ? 1 : lead;
+}
+
+/** After a call with overlap: the rate at which its lead's inputs (@p lead_bytes) arrived and that of its
+ *  timed panel product, for lead_rule. (Timings that are not positive, as on a stand-in GPU, count as none.) */
+static void measure_rates(const struct plan *pl, double lead_bytes)
+{
+    float in_ms = 0.0f, gemm_ms = 0.0f;
+    cuda_check(cudaEventSynchronize(g.lead_t1), "cudaEventSynchronize");
+    cuda_check(cudaEventElapsedTime(&in_ms, g.lead_t0, g.lead_t1), "cudaEventElapsedTime");
+    if (pl->timed_panel >= 0) {
+        cuda_check(cudaEventSynchronize(g.gemm_t1), "cudaEventSynchronize");
+        cuda_check(cudaEventElapsedTime(&gemm_ms, g.gemm_t0, g.gemm_t1), "cudaEventElapsedTime");
+    }
+    if (in_ms > 0.0f)
+        rates.in_bytes_per_s = lead_bytes / (1e-3 * in_ms);
+    if (gemm_ms > 0.0f)
+        rates.flop_per_s = 2.0 * pl->m * (double)pl->width * pl->k / (1e-3 * gemm_ms);
+    const int both = in_ms > 0.0f && gemm_ms > 0.0f; /* both at this shape */
+    rates.m = both ? pl->m : 0, rates.n = both ? pl->n : 0, rates.k = both ? pl->k : 0;
+}
+
+/* ------------------------------------------------------------------ pinned in place (pin=register) */
+/** Bytes from a column-major block's first element to just past its last: rows x cols, leading dimension ld. */
+static size_t block_bytes(int rows, int cols, long ld)
+{
+    return ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * sizeof(double);
+}
+
+/** The GPU's share of the caller's arrays: A, B's first n columns, C's first n columns. */
+static void in_place_blocks(const struct plan *pl, void *base[3], size_t bytes[3])
+{
+    base[0] = (void *)pl->A, bytes[0] = block_bytes(pl->m, pl->k, pl->lda);
+    base[1] = (void *)pl->B, bytes[1] = block_bytes(pl->k, pl->n, pl->ldb);
+    base[2] = (void *)pl->C, bytes[2] = block_bytes(pl->m, pl->n, pl->ldc);
+}
+
+/** Page-locks the GPU's share of the caller's arrays in place for this call. 1 on success; 0 where a
+ *  registration fails (already registered, over `ulimit -l`, not host memory, ...): those done are undone,
+ *  the error is cleared, and the call stages instead, which the first such call says on stderr. */
+static int register_in_place(const struct plan *pl)
+{
+    static const char *const NAME[3] = {"A", "B", "C"};
+    static int said;
+    void *base[3];
+    size_t bytes[3];
+    in_place_blocks(pl, base, bytes);
+    const double t0 = wall_seconds();
+    for (int i = 0; i < 3; ++i) {
+        const cudaError_t err = cudaHostRegister(base[i], bytes[i], cudaHostRegisterDefault);
+        if (err == cudaSuccess)
+            continue;
+        (void)cudaGetLastError(); /* clear it: a later check of the last error would report it */
+        for (int j = 0; j < i; ++j)
+            cuda_check(cudaHostUnregister(base[j]), "cudaHostUnregister");
+        if (!said)
+            fprintf(stderr, "%s: note: pin=register: cannot page-lock the caller's %s in place (cudaHostRegister: %s): "
+                    "staging through pinned slots instead\n", error_prog(), NAME[i], cudaGetErrorString(err));
+        said = 1;
+        return 0;
+    }
+    host_span(LANE_REGISTER, -1, t0, wall_seconds());
+    return 1;
+}
+
+static void unregister_in_place(const struct plan *pl)
+{
+    void *base[3];
+    size_t bytes[3];
+    in_place_blocks(pl, base, bytes);
+    const double t0 = wall_seconds();
+    for (int i = 0; i < 3; ++i)
+        cuda_check(cudaHostUnregister(base[i]), "cudaHostUnregister");
+    host_span(LANE_REGISTER, -1, t0, wall_seconds());
+}
+
+/* ------------------------------------------------------------------ the GPU side */
 /** The GPU's share: C(:, 0..n-1) = alpha*A*B(:, 0..n-1) + beta*C(:, 0..n-1), host to host. */
 static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda, const double *B, int ldb,
                      double beta, double *C, int ldc, int width)
 {
     gpu_setup();
-    const int panels = (n + width - 1) / width, kmax = k > m ? k : m;
-    gpu_buffers(m, k, (size_t)kmax * width);
     if (!cfg.overlap)
         g.in = g.comp = g.out;
-    const int chunks = (k + width - 1) / width; /* A goes in chunks of `width` of its columns */
-    for (int p = 0; p < panels; ++p) {
-        const int d = p % SLOTS;
-        int j0, w;
-        panel_cols(p, width, n, &j0, &w);
-        /* B(:, panel), and C(:, panel) when it is read, into device slot d once panel p-2 has left it. */
-        cuda_check(cudaStreamWaitEvent(g.in, g.b_free[d], 0), "cudaStreamWaitEvent");
-        send(&B[(size_t)j0 * ldb], ldb, k, w, g.dB[d], p);
-        if (beta != 0.0) {
-            cuda_check(cudaStreamWaitEvent(g.in, g.c_back[d], 0), "cudaStreamWaitEvent");
-            send(&C[(size_t)j0 * ldc], ldc, m, w, g.dC[d], p);
-        }
-        cuda_check(cudaEventRecord(g.inputs[d], g.in), "cudaEventRecord");
-        cuda_check(cudaStreamWaitEvent(g.comp, g.inputs[d], 0), "cudaStreamWaitEvent");
-        cuda_check(cudaStreamWaitEvent(g.comp, g.c_back[d], 0), "cudaStreamWaitEvent"); /* dC[d] is free */
-        if (p == 0) {
-            /* A, chunk by chunk, each multiplied into panel 0 as soon as it is there. With overlap=0, all
-             * of A first, then one multiplication. */
-            for (int c = 0; c < chunks; ++c) {
-                const int k0 = c * width, kc = k - k0 < width ? k - k0 : width;
-                send(&A[(size_t)k0 * lda], lda, m, kc, &g.dA[(size_t)k0 * m], p);
-                cuda_check(cudaEventRecord(g.chunk, g.in), "cudaEventRecord");
-                cuda_check(cudaStreamWaitEvent(g.comp, g.chunk, 0), "cudaStreamWaitEvent");
-                if (cfg.overlap) /* C(0) = alpha A(:, k0..) B(k0.., 0) + (first chunk ? beta : 1) C(0) */
-                    device_gemm(m, w, kc, alpha, &g.dA[(size_t)k0 * m], m, &g.dB[d][k0], k, c == 0 ? beta : 1.0,
-                                g.dC[d], m, p);
+    struct plan pl = {m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, width, (n + width - 1) / width,
+                      (k + width - 1) / width, 1, 2, 0, {0}, 0, -1};
+    pl.lead = lead_count(&pl);
+    pl.buffers = pl.lead + 1;
+    device_grow(&g.dA, &g.a_len, (size_t)m * k, "cudaMalloc (A)");
+    device_panels(pl.buffers, (size_t)k * width, (size_t)m * width);
+    pl.in_place = cfg.pin_register && register_in_place(&pl);
+    if (!pl.in_place)
+        pinned_slots((size_t)(k > m ? k : m) * width);
+
+    /* The lead: panel c comes in just before A's chunk c (c < L). Once chunk c has landed it is multiplied
+     * into every panel present; a panel that comes in after some chunks first catches up on them. With
+     * overlap=0 (L = 1): all of A, then one product. */
+    double lead_bytes = sizeof(double) * (double)m * k; /* A and the lead panels' inputs, for lead_rule */
+    if (cfg.overlap)
+        cuda_check(cudaEventRecord(g.lead_t0, g.in), "cudaEventRecord");
+    for (int c = 0; c < pl.chunks; ++c) {
+        if (c < pl.lead) {
+            int j0, w;
+            panel_cols(&pl, c, &j0, &w);
+            bring_in(&pl, c);
+            lead_bytes += sizeof(double) * (double)w * (k + (beta != 0.0 ? m : 0));
+            if (cfg.overlap) { /* chunks 0..c-1 have landed already: the new panel catches up on them */
+                product(&pl, c, 0, c);
+                pl.applied[c] = c;
             }
-            if (!cfg.overlap)
-                device_gemm(m, w, k, alpha, g.dA, m, g.dB[d], k, beta, g.dC[d], m, p);
-        } else {
-            device_gemm(m, w, k, alpha, g.dA, m, g.dB[d], k, beta, g.dC[d], m, p);
         }
-        cuda_check(cudaEventRecord(g.b_free[d], g.comp), "cudaEventRecord");
-        /* LAB-BEGIN: C(:, panel) back to the host through pinned slot d: drain panel p-2 out of the slot, then the copy-out on g.out once the kernel is done (b_free[d]), then record c_back[d]; with overlap=0, drain p at once */
-        /* C(:, panel) back through pinned slot d, once panel p-2's C has left that slot. */
-        if (p >= SLOTS && cfg.overlap)
-            drain(p - SLOTS, width, m, n, C, ldc);
-        cuda_check(cudaStreamWaitEvent(g.out, g.b_free[d], 0), "cudaStreamWaitEvent");
-        const int sp = span_begin(LANE_COPY_OUT, p, g.out);
-        cuda_check(cudaMemcpyAsync(g.pin_out[d], g.dC[d], (size_t)m * w * sizeof(double), cudaMemcpyDeviceToHost,
-                                   g.out), "cudaMemcpyAsync (to the host)");
-        span_end(sp, g.out);
-        cuda_check(cudaEventRecord(g.c_back[d], g.out), "cudaEventRecord");
-        if (!cfg.overlap)
-            drain(p, width, m, n, C, ldc);
-        /* LAB-END */
+        send_chunk(&pl, c);
+        for (int j = 0; cfg.overlap && j < pl.lead && j <= c; ++j) { /* chunk c into every panel present */
+            product(&pl, j, pl.applied[j], c + 1);
+            pl.applied[j] = c + 1;
+        }
     }
     if (cfg.overlap)
-        for (int q = panels > SLOTS ? panels - SLOTS : 0; q < panels; ++q)
-            drain(q, width, m, n, C, ldc);
+        cuda_check(cudaEventRecord(g.lead_t1, g.in), "cudaEventRecord");
+    else
+        product(&pl, 0, 0, pl.chunks);
+    for (int j = 0; j < pl.lead; ++j) /* the lead panels' products are all done with the last chunk's */
+        cuda_check(cudaEventRecord(g.b_free[j], g.comp), "cudaEventRecord");
+
+    /* The other panels, one after the other through the L + 1 buffers; the C of those done goes back as
+     * they come in, up to OUTS_PER_PANEL a panel. */
+    for (int p = pl.lead; p < pl.panels; ++p) {
+        const int b = p % pl.buffers;
+        while (pl.next_out <= p - pl.buffers) /* the buffer's last panel: its C leaves before the refill */
+            copy_out(&pl, pl.next_out++);
+        bring_in(&pl, p);
+        int j0, w;
+        panel_cols(&pl, p, &j0, &w);
+        const int timed = cfg.overlap && pl.timed_panel < 0 && w == width; /* lead_rule's panel product */
+        if (timed) {
+            pl.timed_panel = p;
+            cuda_check(cudaEventRecord(g.gemm_t0, g.comp), "cudaEventRecord");
+        }
+        product(&pl, p, 0, pl.chunks);
+        if (timed)
+            cuda_check(cudaEventRecord(g.gemm_t1, g.comp), "cudaEventRecord");
+        cuda_check(cudaEventRecord(g.b_free[b], g.comp), "cudaEventRecord");
+        for (int i = 0; i < OUTS_PER_PANEL && pl.next_out <= p; ++i)
+            copy_out(&pl, pl.next_out++);
+    }
+    while (pl.next_out < pl.panels)
+        copy_out(&pl, pl.next_out++);
+
+    if (pl.in_place) { /* every panel's C is in the caller's C once the streams are done; then unpin */
+        cudaStream_t streams[3] = {g.out, g.comp, g.in};
+        for (int s = 0; s < 3; ++s)
+            cuda_check(cudaStreamSynchronize(streams[s]), "cudaStreamSynchronize");
+        unregister_in_place(&pl);
+    } else if (cfg.overlap) {
+        for (int q = pl.panels > SLOTS ? pl.panels - SLOTS : 0; q < pl.panels; ++q)
+            drain(&pl, q);
+    }
+    if (cfg.overlap)
+        measure_rates(&pl, lead_bytes);
+    last.lead = pl.lead, last.in_place = pl.in_place;
 }
 
 /* ------------------------------------------------------------------ the CPU side, on its own thread */
@@ -511,8 +839,11 @@ static void log_call(int m, int n, int k, int ng, double gpu_s, double cpu_s, do
     FILE *f = fopen(cfg.log_path, "a");
     if (f == NULL)
         die(EXIT_RUNTIME, "cannot append to the log '%s'", cfg.log_path);
-    fprintf(f, "%d,%d,%d,%d,%.4f,%.3f,%.3f,%.3f\n", m, n, k, ng, (double)ng / n, 1e3 * gpu_s, 1e3 * cpu_s,
-            1e3 * total_s);
+    /* m,n,k,ng,x,gpu_ms,cpu_ms,total_ms, then the GPU side's L and pinning (0 and none without it) and the
+     * CPU side's threads (0 without columns) */
+    fprintf(f, "%d,%d,%d,%d,%.4f,%.3f,%.3f,%.3f,%d,%s,%d\n", m, n, k, ng, (double)ng / n, 1e3 * gpu_s, 1e3 * cpu_s,
+            1e3 * total_s, ng > 0 ? last.lead : 0, ng == 0 ? "none" : last.in_place ? "register" : "stage",
+            ng < n ? cfg.cpu_threads : 0);
     if (fclose(f) != 0)
         die(EXIT_RUNTIME, "cannot append to the log '%s'", cfg.log_path);
 }
@@ -575,6 +906,10 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         const char *p = params[t];
         if (strcmp(p, "gpu=own") == 0 || strcmp(p, "gpu=cublas") == 0)
             cfg.own = strcmp(p, "gpu=own") == 0;
+        else if (strcmp(p, "order=lead") == 0 || strcmp(p, "order=panels") == 0)
+            cfg.order_lead = strcmp(p, "order=lead") == 0;
+        else if (strcmp(p, "pin=stage") == 0 || strcmp(p, "pin=register") == 0)
+            cfg.pin_register = strcmp(p, "pin=register") == 0;
         else if (strncmp(p, "split=", 6) == 0)
             bad = parse_split(p + 6);
         else if (strncmp(p, "log=", 4) == 0 && p[4] != '\0')
@@ -583,14 +918,17 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             cfg.timeline_path = p + 9;
         else if (!step_param_int(p, "panel", 1, 1 << 20, &cfg.panel, &bad) &&
                  !step_param_int(p, "overlap", 0, 1, &cfg.overlap, &bad) &&
+                 !step_param_int(p, "lead", 1, MAX_LEAD, &cfg.lead, &bad) &&
                  !step_param_int(p, "gpu_sms", 1, 1 << 16, &cfg.sms, &bad) &&
                  !step_param_int(p, "stagers", 1, 256, &stagers, &bad) &&
                  !step_param_int(p, "cpu_threads", 1, 1024, &threads, &bad))
-            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, gpu_sms=N, "
-                  "stagers=T, cpu_threads=T, log=FILE, timeline=FILE";
+            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, order=lead|panels, "
+                  "lead=L, pin=stage|register, gpu_sms=N, stagers=T, cpu_threads=T, log=FILE, timeline=FILE";
     }
     if (bad == NULL && cfg.sms > 0 && !cfg.own)
         bad = "gpu_sms=N limits the step's own kernel: it needs gpu=own";
+    if (bad == NULL && cfg.lead > 1 && !cfg.order_lead)
+        bad = "lead=L sets order=lead's lead panels: not with order=panels (which is L = 1)";
     if (bad != NULL)
         return bad;
     int devices = 0;
@@ -615,9 +953,17 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         snprintf(split, sizeof split, "%.3f (forced)", cfg.split);
     else
         snprintf(split, sizeof split, "%s", cfg.gpu ? "probed per shape" : "0 (no CUDA device: all on the CPU)");
-    snprintf(desc, desclen, "gpu=%s split=%s panel=%s overlap=%d stagers=%d (%d with the CPU side idle) "
-             "cpu_threads=%d", cfg.own ? "own" : "cublas", split, cfg.panel > 0 ? "forced" : "N/16 in 256..2048",
-             cfg.overlap, cfg.stagers, cfg.stagers_alone, cfg.cpu_threads);
+    char lead[48];
+    if (!cfg.overlap || !cfg.order_lead)
+        snprintf(lead, sizeof lead, "1 (%s)", cfg.overlap ? "order=panels" : "overlap=0: one stream");
+    else if (cfg.lead > 0)
+        snprintf(lead, sizeof lead, "%d (forced)", cfg.lead);
+    else
+        snprintf(lead, sizeof lead, "from the measured rates (%d at first)", FIRST_LEAD);
+    snprintf(desc, desclen, "gpu=%s split=%s panel=%s overlap=%d order=%s lead=%s pin=%s stagers=%d (%d with the CPU "
+             "side idle) cpu_threads=%d", cfg.own ? "own" : "cublas", split, cfg.panel > 0 ? "forced" : "N/16 in 256..2048",
+             cfg.overlap, cfg.order_lead ? "lead" : "panels", lead, cfg.pin_register ? "register" : "stage",
+             cfg.stagers, cfg.stagers_alone, cfg.cpu_threads);
     if (cfg.sms > 0) {
         size_t used = strlen(desc);
         snprintf(desc + used, desclen - used, " gpu_sms=%d", cfg.sms);
