@@ -64,7 +64,7 @@ done
 }
 
 want cli && . tests/cli.sh
-want steps && . tests/steps.sh
+want steps && { . tests/steps.sh; . tests/hybrid_fake.sh; } # (hybrid_fake.sh: step 22's GPU side on a stand-in GPU)
 want mpi && . tests/mpi.sh # the MPI step under mpirun (skips, counted as not run, without MPI)
 want mutants && . tests/mutants.sh
 want labs && . tests/lab.sh # the labs: make lab, handouts that fail the check, solutions that pass; the answer sketches
