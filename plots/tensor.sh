@@ -95,7 +95,7 @@ if [ -s "$DATA/step27_sync.csv" ]; then
     d27=$(sed -n 's/^date=//p' "$DATA/step27_meta.txt" 2>/dev/null)
     dev27=$(sed -n 's/^device=//p' "$DATA/step27_meta.txt" 2>/dev/null)
     {
-        echo "set title \"Step 27 (a producer warp, consumers on mbarriers) beside step 26 at 8192^3\\n${dev27:-$DEVICE}${d27:+, data of $d27}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
+        echo "set title \"Step 27 (producer warps, consumers on mbarriers) beside step 26 at 8192^3\\n${dev27:-$DEVICE}${d27:+, data of $d27}; cuBLAS BF16 in the same runs: ${cublas} TFLOP/s\""
         echo "set xlabel 'stages'; set ylabel 'TFLOP/s'; set xrange [1.8:4.2]; set xtics 2,1,4; set yrange [0:*]"
         echo "set key outside right; set grid ytics"
         echo "plot $(cat "$TMP/sy.gp.plot")"

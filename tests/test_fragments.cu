@@ -1668,6 +1668,22 @@ static void check_step27_functions()
         ok &= pointed == (1 << s27::points(warps)) - 1;
     }
     ok &= s27::points(s27::MAX_WARPS) == FULLS; /* the 6-warp tile uses every full barrier of a stage */
+    /* The producer warps share a piece's passes: with 1, 2 or 4 of them (pass_of), each pass once. The emulation
+     * below runs one producer that issues every pass; several issue the same copies between them, and a full
+     * barrier counts every producer lane's arrival. */
+    for (int np = 1; np <= s27::MAX_PRODUCERS; np *= 2) {
+        int issued[s27::producer<4>::PASSES] = {};
+        for (int pw = 0; pw < np; ++pw)
+            for (int i = 0; i < s27::producer<4>::PASSES / np; ++i) {
+                const int p = s27::pass_of(i, pw, np);
+                if (p >= 0 && p < s27::producer<4>::PASSES)
+                    issued[p]++;
+                else
+                    ok = 0;
+            }
+        for (int p = 0; p < s27::producer<4>::PASSES; ++p)
+            ok &= issued[p] == 1;
+    }
     expect(ok, "step 27's as_offset, bs_offset, a/b_fragment_offset, b_piece, acc_row/col, tiles_along, "
            "tile_of_block, update: step 26's; point_of within points() (warps 4 and 6), every point a warp's");
 }

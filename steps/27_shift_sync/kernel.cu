@@ -5,13 +5,13 @@
  *
  * In step 26 every warp copies and every warp multiplies, and one block-wide
  * barrier per slice makes each warp wait for the whole slice and for the
- * slowest warp. Here the roles split: one producer warp issues every copy, and
+ * slowest warp. Here the roles split: producer warps issue every copy, and
  * the `warps` consumer warps (a 2 x 2 or 2 x 3 grid of step 26's 64x64 warp
  * tiles) only multiply. They meet at mbarriers (mbarrier.h), two kinds per
  * stage of the ring:
  *
  *   full[stage][b]  the copies that the consumers of barrier b need have
- *                   landed: every producer lane arrives with
+ *                   landed: every lane of every producer warp arrives with
  *                   cp.async.mbarrier.arrive.noinc, which fires when that
  *                   lane's earlier copies have completed;
  *   empty[stage]    the consumers have read the stage: every consumer thread
@@ -49,8 +49,17 @@
  * Every warp of a block gets the same registers, the producer too: this is
  * what Hopper's setmaxnreg (step 29) undoes.
  *
+ * How many producers. One warp cannot issue a block's copies fast enough:
+ * all its cp.async go through the load/store queue of the one scheduler it
+ * runs on, and a 128x192 slice is 2 560 copies of 16 bytes, 80 per lane.
+ * `--param producers=N` splits every piece among N producer warps, pass by
+ * pass (pass_of); each full barrier then waits for N x 32 arrivals. The
+ * default, 0, fills the block to 8 warps: 2 producers beside 6 consumers, 4
+ * beside 4 (one on each scheduler).
+ *
  * Settings: `--param warps=4|6` (consumer warps: block tile 128x128 or
- * 128x192), `stages=2..4`, `group=1..16` (step 26's), `shift=0..3`.
+ * 128x192), `stages=2..4`, `group=1..16` (step 26's), `shift=0..3`,
+ * `producers=0|1|2|4` (0: as many as fit; at most 8 warps a block).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,19 +85,23 @@ enum {
     SWIZZLE = 8,                  /* chunks whose order the XOR permutes: 8 x 16 bytes = the 32 banks */
     MIN_STAGES = 2, MAX_STAGES = 4,
     MAX_WARPS = 6,                /* consumer warps at most (the header says why) */
+    BLOCK_WARPS = 8,              /* warps of a block at most, producers included: two per scheduler */
+    MAX_PRODUCERS = BLOCK_WARPS - 4, /* producer warps at most: 4, beside 4 consumers */
     MAX_POINTS = MAX_WARPS / WARPS_M + 1, /* arrival points of a slice with 6 consumers: 4 */
-    DEFAULT_WARPS = 6, DEFAULT_STAGES = 3, DEFAULT_GROUP = 8, DEFAULT_SHIFT = MAX_POINTS - 1,
+    DEFAULT_WARPS = 4, DEFAULT_STAGES = 3, DEFAULT_GROUP = 8, DEFAULT_SHIFT = MAX_POINTS - 1,
+    FILL_PRODUCERS = 0,           /* producers=0: as many as fit beside the consumers (BLOCK_WARPS - warps) */
     DEFAULT_SMEM = 48 * 1024,     /* above this a kernel must opt in to its shared memory */
     STATIC_SMEM = 1024            /* a bound on the kernel's static shared memory: its barriers (at most 160 bytes) */
 };
 static_assert(BM / VEC >= SWIZZLE && BK / VEC == SWIZZLE, "the swizzle permutes whole rows of 8 chunks");
 
 static int warps = DEFAULT_WARPS, stages = DEFAULT_STAGES, group = DEFAULT_GROUP; /* --param */
-static int shift = DEFAULT_SHIFT;
+static int shift = DEFAULT_SHIFT, producers = FILL_PRODUCERS;
 
 /** The tile sizes of a block of WARPS consumer warps and one producer warp. */
 template <int WARPS> struct tiles {
-    static constexpr int THREADS = (WARPS + 1) * WARP;         /**< threads per block: the producer is the last warp */
+    /** Threads per block with @p producer_warps producers: the producers are the last warps. */
+    static constexpr int threads(int producer_warps) { return (WARPS + producer_warps) * WARP; }
     static constexpr int BN = WARPS / WARPS_M * WN * MMA_M;    /**< block tile columns: 128 or 192 */
     static constexpr int AS_SIZE = BK * BM;                    /**< elements of one stage of A */
     static constexpr int STAGE = AS_SIZE + BN * BK;            /**< elements of one stage: A's slice, then B's */
@@ -158,6 +171,10 @@ __device__ void mma_16816(float d[4], const unsigned a[4], const unsigned b[2])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/** The @p i-th pass of producer warp @p pw of @p np: the warps take turns, pass by pass (pw, pw + np, ...), so
+ *  that together they issue each of a piece's passes exactly once. */
+__host__ __device__ constexpr int pass_of(int i, int pw, int np) { return i * np + pw; }
+
 /**
  * The producer's copies. A slice is issued in pieces of 512 chunks of 16 bytes: A's half h (rows 64h..64h+63
  * of the block tile, chunks 8h..8h+7 of every row of As: the swizzle keeps a chunk inside its half) and B's
@@ -216,24 +233,28 @@ template <int WARPS> struct producer {
         return x;
     }
 
-    /** Issue A's half @p h of slice @p s into stage @p st. */
-    __device__ void issue_a(__nv_bfloat16 *st, int h, int s, const __nv_bfloat16 *A, int lda, int M, int K,
+    /** Producer warp @p pw's share of A's half @p h of slice @p s, into stage @p st: its NP-th of the passes. */
+    template <int NP>
+    __device__ void issue_a(__nv_bfloat16 *st, int pw, int h, int s, const __nv_bfloat16 *A, int lda, int M, int K,
                             int i0) const
     {
+        static_assert(PASSES % NP == 0, "the producer warps share the passes evenly");
 #pragma unroll
-        for (int p = 0; p < PASSES; ++p) {
-            const chunk x = a_copy(h, s, p, A, lda, M, K, i0);
+        for (int i = 0; i < PASSES / NP; ++i) {
+            const chunk x = a_copy(h, s, pass_of(i, pw, NP), A, lda, M, K, i0);
             copy16(st + x.dst, x.src, x.bytes);
         }
     }
 
-    /** Issue B's part @p q of slice @p s into stage @p st. */
-    __device__ void issue_b(__nv_bfloat16 *st, int q, int s, const __nv_bfloat16 *B, int ldb, int N, int K,
+    /** Producer warp @p pw's share of B's part @p q of slice @p s, into stage @p st. */
+    template <int NP>
+    __device__ void issue_b(__nv_bfloat16 *st, int pw, int q, int s, const __nv_bfloat16 *B, int ldb, int N, int K,
                             int j0) const
     {
+        static_assert(PASSES % NP == 0, "the producer warps share the passes evenly");
 #pragma unroll
-        for (int p = 0; p < PASSES; ++p) {
-            const chunk x = b_copy(q, s, p, B, ldb, N, K, j0);
+        for (int i = 0; i < PASSES / NP; ++i) {
+            const chunk x = b_copy(q, s, pass_of(i, pw, NP), B, ldb, N, K, j0);
             copy16(st + x.dst, x.src, x.bytes);
         }
     }
@@ -359,12 +380,14 @@ __host__ __device__ void tile_of_block(unsigned block, int tiles_m, int tiles_n,
     *tn = in / rows;
 }
 
-/** The producer warp: slices into the ring in arrival-point order, each stage once its consumers have
- *  emptied it, with an arrive on a full barrier after the last point that barrier covers. */
-template <int WARPS, int STAGES>
+/** Producer warp @p pw of NP: slices into the ring in arrival-point order, each stage once its consumers have
+ *  emptied it, with an arrive on a full barrier after the last point that barrier covers. The NP producer warps
+ *  share every piece pass by pass (pass_of), and a full barrier completes when all NP x 32 lanes have arrived,
+ *  each after its own copies. */
+template <int WARPS, int STAGES, int NP>
 __device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint64_t *empty, int slices, int shift,
-                        const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N, int K,
-                        int i0, int j0)
+                        int pw, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N,
+                        int K, int i0, int j0)
 {
     using T = tiles<WARPS>;
     const producer<WARPS> pr(threadIdx.x % WARP);
@@ -379,9 +402,9 @@ __device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint6
             /* LAB-BEGIN: point p's pieces (pr.issue_a, pr.issue_b), then, after the last point of a full barrier, the arrive on it */
             /* LAB-STUB: if (p <= shift) barrier_arrive_after_copies(&full[st][p]); */
             if (p == 0 || p == 1) /* A's half p; with it, at point 0, B's part 0 */
-                pr.issue_a(stage, p, s, A, lda, M, K, i0);
+                pr.template issue_a<NP>(stage, pw, p, s, A, lda, M, K, i0);
             if (p != 1)
-                pr.issue_b(stage, p == 0 ? 0 : p - 1, s, B, ldb, N, K, j0);
+                pr.template issue_b<NP>(stage, pw, p == 0 ? 0 : p - 1, s, B, ldb, N, K, j0);
             if (p == P - 1 || barrier_of(p + 1, shift) != barrier_of(p, shift))
                 barrier_arrive_after_copies(&full[st][barrier_of(p, shift)]);
             /* LAB-END */
@@ -391,9 +414,9 @@ __device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint6
 }
 
 /** One block: a BM x BN tile of C = alpha * A * B + beta * C, K through a ring of STAGES slices that the
- *  producer warp (the last) fills and the WARPS consumer warps read. */
-template <int WARPS, int STAGES>
-__global__ void __launch_bounds__(tiles<WARPS>::THREADS, 1)
+ *  NP producer warps (the last) fill and the WARPS consumer warps read. */
+template <int WARPS, int STAGES, int NP>
+__global__ void __launch_bounds__(tiles<WARPS>::threads(NP), 1)
 shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                 int ldb, float beta, __nv_bfloat16 *C, int ldc, int group_rows, int shift)
 {
@@ -405,7 +428,7 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
     if (threadIdx.x == 0)
         for (int st = 0; st < STAGES; ++st) {
             for (int b = 0; b < MAX_POINTS; ++b)
-                barrier_init(&full[st][b], WARP); /* each producer lane arrives once a phase */
+                barrier_init(&full[st][b], NP * WARP); /* each producer lane arrives once a phase */
             barrier_init(&empty[st], WARPS * WARP); /* each consumer thread, after its last read */
         }
     __syncthreads(); /* the barriers exist before anyone uses them: the last block-wide barrier */
@@ -415,8 +438,8 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
     const int i0 = tm * BM, j0 = tn * T::BN; /* the block's tile of C */
     const int slices = tiles_along(K, BK);
     const int warp = threadIdx.x / WARP;
-    if (warp == WARPS) {
-        produce<WARPS, STAGES>(ring, full, empty, slices, shift, A, lda, B, ldb, M, N, K, i0, j0);
+    if (warp >= WARPS) {
+        produce<WARPS, STAGES, NP>(ring, full, empty, slices, shift, warp - WARPS, A, lda, B, ldb, M, N, K, i0, j0);
         return;
     }
 
@@ -460,14 +483,14 @@ static int smem_limit()
     return limit;
 }
 
-template <int WARPS, int STAGES>
+template <int WARPS, int STAGES, int NP>
 static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B,
                           int ldb, float beta, bf16_bits *C, int ldc)
 {
     using T = tiles<WARPS>;
     static int checked = 0; /* the opt-in, once per configuration */
     const int bytes = T::smem_bytes(STAGES);
-    auto kernel = shift_sync_gemm<WARPS, STAGES>;
+    auto kernel = shift_sync_gemm<WARPS, STAGES, NP>;
     if (!checked) {
         if (bytes + STATIC_SMEM > DEFAULT_SMEM) /* (the 48 KB without opting in count the static barriers too) */
             cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
@@ -478,32 +501,41 @@ static void launch_config(int M, int N, int K, float alpha, const bf16_bits *A, 
     /* 16-byte copies need 16-byte aligned columns: other matrices are copied into aligned ones first */
     A = (const bf16_bits *)gpu_aligned_columns(A, M, K, ELEM, &lda, CHUNK_BYTES, 0);
     B = (const bf16_bits *)gpu_aligned_columns(B, K, N, ELEM, &ldb, CHUNK_BYTES, 1);
-    kernel<<<tiles_total, T::THREADS, bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
-                                               reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
-                                               reinterpret_cast<__nv_bfloat16 *>(C), ldc, group, shift);
+    kernel<<<tiles_total, T::threads(NP), bytes>>>(M, N, K, alpha, reinterpret_cast<const __nv_bfloat16 *>(A), lda,
+                                                   reinterpret_cast<const __nv_bfloat16 *>(B), ldb, beta,
+                                                   reinterpret_cast<__nv_bfloat16 *>(C), ldc, group, shift);
 }
 
 /** A launcher of one configuration. (The dispatch from the settings to the template.) */
 typedef void (*launch_fn)(int, int, int, float, const bf16_bits *, int, const bf16_bits *, int, float,
                           bf16_bits *, int);
 
-template <int WARPS> static launch_fn pick_stages()
+template <int WARPS, int NP> static launch_fn pick_stages()
 {
     switch (stages) {
-    case 2: return launch_config<WARPS, 2>;
-    case 4: return launch_config<WARPS, 4>;
-    default: return launch_config<WARPS, 3>;
+    case 2: return launch_config<WARPS, 2, NP>;
+    case 4: return launch_config<WARPS, 4, NP>;
+    default: return launch_config<WARPS, 3, NP>;
     }
 }
+
+/** The producer warps of this run: the setting, or as many as fit beside the consumers (configure checks). */
+static int producer_warps() { return producers != FILL_PRODUCERS ? producers : BLOCK_WARPS - warps; }
 
 static void launch(int M, int N, int K, float alpha, const bf16_bits *A, int lda, const bf16_bits *B, int ldb,
                    float beta, bf16_bits *C, int ldc)
 {
-    (warps == 4 ? pick_stages<4>() : pick_stages<6>())(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    launch_fn f;
+    if (warps == 4)
+        f = producer_warps() == 1 ? pick_stages<4, 1>() : producer_warps() == 2 ? pick_stages<4, 2>()
+                                                                                 : pick_stages<4, 4>();
+    else
+        f = producer_warps() == 1 ? pick_stages<6, 1>() : pick_stages<6, 2>();
+    f(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/** --param warps=4|6 (consumers) stages=2..4 group=1..16 shift=0..3; a ring that does not fit this GPU's shared
- *  memory is refused. */
+/** --param warps=4|6 (consumers) stages=2..4 group=1..16 shift=0..3 producers=0|1|2|4 (0: as many as fit); a ring
+ *  that does not fit this GPU's shared memory is refused, and so are more warps than two per scheduler. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -511,10 +543,20 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         if (!step_param_int(params[t], "warps", 4, MAX_WARPS, &warps, &bad) &&
             !step_param_int(params[t], "stages", MIN_STAGES, MAX_STAGES, &stages, &bad) &&
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
-            !step_param_int(params[t], "shift", 0, MAX_POINTS - 1, &shift, &bad))
-            bad = "this step takes --param warps=6|4, stages=3|2|4, group=8|1|4|16, shift=3|0|1|2";
+            !step_param_int(params[t], "shift", 0, MAX_POINTS - 1, &shift, &bad) &&
+            !step_param_int(params[t], "producers", 0, MAX_PRODUCERS, &producers, &bad))
+            bad = "this step takes --param warps=4|6, stages=3|2|4, group=8|1|4|16, shift=3|0|1|2, producers=0|1|2";
     if (bad == NULL && warps != 4 && warps != MAX_WARPS)
         bad = "--param warps takes 4 or 6 (consumer warps)";
+    if (bad == NULL && producers == 3)
+        bad = "--param producers takes 0 (as many as fit), 1, 2 or 4: the warps share a piece's 16 passes evenly";
+    static char too_many[160];
+    if (bad == NULL && warps + producer_warps() > BLOCK_WARPS) {
+        snprintf(too_many, sizeof too_many, "--param producers=%d with %d consumers makes %d warps: at about 230 "
+                 "registers a thread, a block holds %d (two per scheduler)", producers, warps,
+                 warps + producer_warps(), BLOCK_WARPS);
+        bad = too_many;
+    }
     if (bad != NULL)
         return bad;
     const int bn = warps / WARPS_M * WN * MMA_M;
@@ -527,9 +569,10 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         return why;
     }
     const int n_points = points(warps), barriers = barrier_of(n_points - 1, shift) + 1;
-    snprintf(desc, desclen, "warps=%d consumers + 1 producer (block tile %dx%dx%d, warp tile 64x64) stages=%d (%d KB "
-             "of shared memory) group=%d shift=%d (%d full barrier%s per stage for %d arrival points)", warps, BM, bn,
-             BK, stages, bytes / 1024, group, shift, barriers, barriers == 1 ? "" : "s", n_points);
+    snprintf(desc, desclen, "warps=%d consumers + producers=%d (block tile %dx%dx%d, warp tile 64x64) stages=%d (%d "
+             "KB of shared memory) group=%d shift=%d (%d full barrier%s per stage for %d arrival points)", warps,
+             producer_warps(), BM, bn, BK, stages, bytes / 1024, group, shift, barriers, barriers == 1 ? "" : "s",
+             n_points);
     return NULL;
 }
 
