@@ -579,7 +579,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
 const struct step STEP = {
     .number = 27,
     .name = "shift_sync",
-    .summary = "a producer warp and consumer warps on full/empty mbarriers; shift synchronization in load order",
+    .summary = "producer warps and consumer warps on full/empty mbarriers; shift synchronization in load order",
     .precision = PRECISION_BF16,
     .target = TARGET_GPU,
     .max_size = 0,
