@@ -122,19 +122,21 @@ static struct {
     int next_in;                                /* the pinned-in slot the next copy uses */
 } g;
 
-/* What lead_rule needs, measured by the calls with overlap (the latest that measured): how fast the
+/** What lead_rule needs, measured by the calls with overlap (the latest that measured): how fast the
  * inputs arrived during the lead (the host's staging and the copy engine together), how fast the SMs
  * multiplied one later panel; and L once chosen from rates measured at a GPU shape, kept for the later
  * calls at that shape (so that a call's L does not follow the noise of the one before). */
-static struct {
-    double in_bytes_per_s, flop_per_s;          /* 0: not measured yet */
+static struct lead_rates {
+    double in_bytes_per_s;                      /**< the lead's inputs' arrival rate (0: not measured yet) */
+    double flop_per_s;                          /**< one later panel's product rate (0: not measured yet) */
     int m, n, k;                                /* the GPU shape they were measured at */
     int lead, lead_m, lead_n, lead_k;           /* L fixed for this GPU shape (lead 0: none yet) */
 } rates;
 
-/* What the last GPU side did, for the log: its L and whether it ran on the arrays pinned in place. */
-static struct {
-    int lead, in_place;
+/** What the last GPU side did, for the log: its L and whether it ran on the arrays pinned in place. */
+static struct last_call {
+    int lead;     /**< L */
+    int in_place; /**< 1 where the arrays were page-locked in place */
 } last = {0, 0};
 
 /* ------------------------------------------------------------------ timeline (optional) */
@@ -319,19 +321,26 @@ static void gpu_setup(void)
 /* ------------------------------------------------------------------ one call of the GPU side */
 /** One call of the GPU side: its operands, its panels and its schedule. */
 struct plan {
-    int m, n, k;               /* C(:, 0..n-1) = alpha A B(:, 0..n-1) + beta C(:, 0..n-1) */
-    double alpha, beta;
-    const double *A, *B;
-    double *C;
-    int lda, ldb, ldc;
-    int width;                 /* columns per panel, and A's columns per chunk */
-    int panels, chunks;        /* panels of C's n columns; chunks of A's k columns */
-    int lead;                  /* L: panels 0..L-1 come in between A's chunks */
-    int buffers;               /* device panel buffers: L + 1; panel p uses buffer p % buffers */
-    int in_place;              /* 1: the caller's arrays are page-locked (pin=register) and copied straight */
-    int applied[MAX_LEAD];     /* chunks of A multiplied into each lead panel so far: chunks 0..applied-1 */
-    int next_out;              /* the next panel whose C goes back (they go in panel order) */
-    int timed_panel;           /* the panel whose product is timed for lead_rule (-1: none) */
+    int m;                     /**< rows of C and of A */
+    int n;                     /**< the GPU side's columns of C (C(:, 0..n-1) = alpha A B + beta C) */
+    int k;                     /**< the inner dimension */
+    double alpha;              /**< the scalars of the call */
+    double beta;               /**< ... */
+    const double *A;           /**< the caller's A (host memory) */
+    const double *B;           /**< the caller's B, from the GPU side's first column */
+    double *C;                 /**< the caller's C, from the GPU side's first column */
+    int lda;                   /**< the leading dimensions of the call */
+    int ldb;                   /**< ... */
+    int ldc;                   /**< ... */
+    int width;                 /**< columns per panel, and A's columns per chunk */
+    int panels;                /**< panels of C's n columns */
+    int chunks;                /**< chunks of A's k columns */
+    int lead;                  /**< L: panels 0..L-1 come in between A's chunks */
+    int buffers;               /**< device panel buffers: L + 1; panel p uses buffer p % buffers */
+    int in_place;              /**< 1: the caller's arrays are page-locked (pin=register) and copied straight */
+    int applied[MAX_LEAD];     /**< chunks of A multiplied into each lead panel so far: chunks 0..applied-1 */
+    int next_out;              /**< the next panel whose C goes back (they go in panel order) */
+    int timed_panel;           /**< the panel whose product is timed for lead_rule (-1: none) */
 };
 
 /** Panel @p p: its first column and width. */
