@@ -150,6 +150,66 @@ for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
         fail "steps/31_stream_k/turns.sh $bad: exit $rc, '$out'"
 done
 
+# steps/14_autotuned/shapes.sh (issue 49's sweep of the shapes programs call) --table on a small written CSV:
+# per setting and shape the class, the median over the turns (the lower middle of an even count: 8192^3's four
+# turns) with the lowest and highest, the verdict against the target of 0.90 (none for squares under 256^3),
+# the turns a setting beat the default's same turn, and the shapes below the target; a CSV of another header
+# is refused in one line with exit 2; and with no CUDA device (a stand-in nvidia-smi that finds none, so that
+# this holds on a GPU machine too) the sweep ends in one line with exit 4, writing nothing. plots/wins.sh
+# draws the chart small_shapes from the same file.
+mkdir -p "$TMP_ART/shp"
+{ echo "setting,turn,m,n,k,gflops,cublas_gflops,ratio"
+  for t in 1 2 3; do
+      r=(0 0.50 0.55 0.45); echo "default,$t,128,128,128,$((800 + 100 * t)),2000,${r[t]}"
+      r=(0 0.75 0.90 0.85); echo "default,$t,256,256,256,3400,4000,${r[t]}"
+      r=(0 0.94 0.875 0.906); echo "default,$t,256,256,16384,29000,32000,${r[t]}"
+      r=(0 0.80 0.96 0.88); echo "default,$t,16384,16,4096,2200,2500,${r[t]}"
+      r=(0 0.95 0.905 0.857); echo "default,$t,4096,4096,64,19000,21000,${r[t]}"
+      r=(0 1.02 0.97 1.04); g=(0 52000 50000 54000); echo "default,$t,8192,8192,8192,${g[t]},51000,${r[t]}"
+      r=(0 0.97 0.86 0.95); echo "split=4 pad=0,$t,256,256,16384,30500,32000,${r[t]}"
+  done
+  echo "default,4,8192,8192,8192,51000,51000,1.00"; } >"$TMP_ART/shp/step14_shapes.csv"
+out=$(steps/14_autotuned/shapes.sh --table "$TMP_ART/shp/step14_shapes.csv" 2>&1); rc=$?
+if [ "$rc" -eq 0 ] &&
+    grep -Eq '^default +128x128x128 +square +3 +1\.00 +0\.500 0\.450-0\.550 +- \(no target under 256\^3\) +-$' <<<"$out" &&
+    grep -Eq '^default +256x256x256 +square +3 +3\.40 +0\.850 0\.750-0\.900 +BELOW 0\.90 +-$' <<<"$out" &&
+    grep -Eq '^default +256x256x16384 +thin-K +3 +29\.00 +0\.906 0\.875-0\.940 +ok +-$' <<<"$out" &&
+    grep -Eq '^default +16384x16x4096 +skinny-N +3 +2\.20 +0\.880 0\.800-0\.960 +BELOW 0\.90 +-$' <<<"$out" &&
+    grep -Eq '^default +4096x4096x64 +short-K +3 +19\.00 +0\.905 0\.857-0\.950 +ok +-$' <<<"$out" &&
+    grep -Eq '^default +8192x8192x8192 +control +4 +51\.00 +1\.000 0\.970-1\.040 +ok +-$' <<<"$out" &&
+    grep -Eq '^split=4 pad=0 +256x256x16384 +thin-K +3 +30\.50 +0\.950 0\.860-0\.970 +ok +2 of 3$' <<<"$out" &&
+    grep -qx 'default: 2 of 5 shapes with a target below 0.90: 256x256x256 16384x16x4096' <<<"$out" &&
+    [ "$(grep -c 'BELOW 0.90' <<<"$out")" -eq 2 ]; then
+    pass "steps/14_autotuned/shapes.sh --table: medians, spread, classes and the shapes below 0.90 of a written CSV"
+else
+    fail "steps/14_autotuned/shapes.sh --table $TMP_ART/shp/step14_shapes.csv: exit $rc, $(tr '\n' '|' <<<"$out")"
+fi
+for bad in plots/data/h200/step14_sweep.csv "$TMP_ART/shp/missing.csv"; do
+    out=$(steps/14_autotuned/shapes.sh --table "$bad" 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && grep -q '^shapes: ' <<<"$out" &&
+        pass "steps/14_autotuned/shapes.sh --table refuses $(basename "$bad"): exit 2, one line" ||
+        fail "steps/14_autotuned/shapes.sh --table $bad: exit $rc, '$out'"
+done
+mkdir -p "$TMP_ART/nogpu"
+printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >"$TMP_ART/nogpu/nvidia-smi"
+chmod +x "$TMP_ART/nogpu/nvidia-smi"
+out=$(PATH="$TMP_ART/nogpu:$PATH" steps/14_autotuned/shapes.sh "$TMP_ART/shp_run" 2>&1); rc=$?
+[ "$rc" -eq 4 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && grep -q 'no CUDA device' <<<"$out" &&
+    [ ! -e "$TMP_ART/shp_run" ] &&
+    pass "steps/14_autotuned/shapes.sh without a CUDA device: exit 4, one line, nothing written" ||
+    fail "steps/14_autotuned/shapes.sh without a CUDA device: exit $rc, '$out'"
+if command -v gnuplot >/dev/null 2>&1; then
+    if plots/wins.sh "$TMP_ART/shp" "$TMP_ART/shp_charts" >"$TMP_ART/shp_charts.log" 2>&1 &&
+        [ -s "$TMP_ART/shp_charts/small_shapes.png" ] && [ -s "$TMP_ART/shp_charts/small_shapes.svg" ] &&
+        grep -q '>0\.850<' "$TMP_ART/shp_charts/small_shapes.svg"; then
+        pass "plots/wins.sh draws small_shapes from a step14_shapes.csv, each bar labelled with its median"
+    else
+        fail "plots/wins.sh small_shapes: $(tail -n 1 "$TMP_ART/shp_charts.log")"
+    fi
+else
+    not_run 1 "plots/wins.sh's small_shapes: gnuplot is not installed here ($(apt_hint gnuplot-nox))"
+fi
+
 # Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
 # threads column), refusing a bad size in one line; plots/threads.sh charts the committed host data.
 if steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 96 1 2 >"$TMP_ART/thr.log" 2>&1 &&
