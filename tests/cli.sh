@@ -199,6 +199,13 @@ for step in $(threaded_steps); do
     fi
 done
 
+# Step 27's settings that do not fit together are refused before any GPU is asked for: exit 2, one line.
+if have_nvcc && gpu_steps | grep -qx 27_shift_sync; then
+    expect_usage_error build/step27 "producers=4 beside 6 consumers (10 warps, 8 fit)" -m 8 --param warps=6 \
+        --param producers=4
+    expect_usage_error build/step27 "producers=3 (16 passes not shared evenly)" -m 8 --param producers=3
+fi
+
 # Without a device, a GPU step (and build/peak, build/tc_peak, build/bank_bench) says so in one line and exits 3,
 # in words a student can act on: on a machine without a GPU, "no NVIDIA GPU (driver) found on this machine",
 # not the runtime's "CUDA driver version is insufficient" (common/gpu.cu's gpu_require_device). With a GPU, one hidden from the runtime (CUDA_VISIBLE_DEVICES empty)
