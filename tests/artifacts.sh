@@ -150,6 +150,19 @@ for bad in "--table $TRN.missing" "$TMP_ART/trn epilogue"; do
         fail "steps/31_stream_k/turns.sh $bad: exit $rc, '$out'"
 done
 
+# steps/22_hybrid/turns.sh --table: the medians lesson 22 quotes for its H100 turns (time, fraction of each bound),
+# read back from the committed turns (the rows named default there are order=lead: step22_turns_meta.txt).
+out=$(for n in 8192 16384; do steps/22_hybrid/turns.sh --table "plots/data/h100/step22_turns_$n.csv"; done 2>&1)
+got=$(awk '$1 != "setting" { printf "%s:%s:%s:%s ", $1, $4, $6, $8 }' <<<"$out")
+T22_WANT="default:65.97:0.293:0.464 order=panels:64.26:0.302:0.484 pin=register:143.20:0.135:0.198 "
+T22_WANT+="default:293.11:0.526:0.526 order=panels:226.53:0.682:0.685 pin=register:566.01:0.273:0.273 "
+if [ "$got" = "$T22_WANT" ] &&
+    [ "$(grep -c '^order=panels .* 5 of 5$' <<<"$out")" -eq 1 ]; then
+    pass "steps/22_hybrid/turns.sh --table gives lesson 22's medians of its H100 turns (order=panels ahead in 5 of 5 at 16384^3)"
+else
+    fail "steps/22_hybrid/turns.sh --table plots/data/h100/step22_turns_*.csv: '$got'"
+fi
+
 # steps/14_autotuned/shapes.sh (issue 49's sweep of the shapes programs call) --table on a small written CSV:
 # per setting and shape the class, the median over the turns (the lower middle of an even count: 8192^3's four
 # turns) with the lowest and highest, the verdict against the target of 0.90 (none for squares under 256^3),
