@@ -7,10 +7,11 @@
 # replaces the runtime's calls. Its own FP64 kernel cannot run there (a launch does nothing): every run is
 # --param gpu=cublas. Over odd shapes (non-square, M, N and K multiples of nothing, a single column, K below
 # a panel), padded leading dimensions, alpha -1.5 beta 0.5 and beta 0 (C poisoned with NaN), 16-column
-# panels (many panels, many chunks of A): the schedules (order=lead, its rule's L and forced ones, a forced
-# L beyond the panels; order=panels), pin=stage and pin=register, overlap 0 and 1, the GPU side alone and a
-# split with the CPU, in the stand-in's three timings (late: queued work runs only when waited for; eager;
-# skew: some streams late, the others eager: the copy-in, the compute and the copy-out stream late in turn,
+# panels (many panels, many chunks of A): the schedules (order=panels, the default; order=lead, its rule's L
+# and forced ones, lead=L alone selecting it, a forced L beyond the panels), pin=stage and pin=register,
+# overlap 0 and 1, the GPU side alone and a split with the CPU, in the stand-in's three timings (late: queued
+# work runs only when waited for; eager; skew: some streams late, the others eager: the copy-in, the
+# compute and the copy-out stream late in turn,
 # and all but the copy-in), every asynchronous copy's host side checked to be pinned or registered (FAKE_PINNED=check). Then:
 # the L each setting gives (--param log), a registration that fails (the note, once, and the result
 # right), the settings' refusals, the two bound lines and measure.sh's reading of them, and planted ordering
@@ -38,7 +39,7 @@ HF_SHAPES="1x1x1,7x5x3,31x33x17,127x129x257,255x1x513,200x97x301"
 HF_BASE="--param gpu=cublas --param split=1 --param panel=16" # (a later --param split=X overrides the split)
 HF_LAYOUTS=("-1.5 0.5 $PADDING" "-0.75 0") # (alpha beta [leading dimensions]): beta != 0 padded, beta = 0 tight
 HF_SETTINGS=("--param order=lead" "--param order=panels" "--param lead=2" "--param lead=7" "--param pin=register"
-             "--param pin=register --param order=panels" "--param overlap=0"
+             "--param pin=register --param order=lead" "--param overlap=0"
              "--param overlap=0 --param pin=register" "--param split=0.5 --param lead=3"
              "--param split=0.5 --param pin=register")
 # FAKE_MODE:FAKE_SKEW_STREAM. The step creates its streams copy-in (0), compute (1), copy-out (2): skew:N,... makes
@@ -46,7 +47,7 @@ HF_SETTINGS=("--param order=lead" "--param order=panels" "--param lead=2" "--par
 HF_MODES="late:0 eager:0 skew:0 skew:1 skew:2 skew:1,2"
 HF_SHAPE_N=$(shape_count "$HF_SHAPES")
 HF_RUN_CHECKS=$(( $(wc -w <<<"$HF_MODES") * ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
-HF_OTHER_CHECKS=$(( 6 + 3 + 3 + 2 + 2 + 3 )) # L per setting; registration; refusals; bounds; turns.sh; planted bugs
+HF_OTHER_CHECKS=$(( 7 + 3 + 3 + 2 + 2 + 3 )) # L per setting; registration; refusals; bounds; turns.sh; planted bugs
 HF_GPU_CHECKS=$(( ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
 
 # The reason the stand-in cannot run here, or nothing.
@@ -152,15 +153,15 @@ else
 
     # ---- the L each setting gives (the log's 9th field), at 127x129x257: 9 panels, 17 chunks of A
     late=$(hf_launcher late "$HF_BIN" late:0)
-    for c in "4:" "1:--param order=panels" "2:--param lead=2" "9:--param lead=20" "1:--param overlap=0" \
-             "1:--param lead=5 --param overlap=0"; do
+    for c in "1:" "1:--param order=panels" "4:--param order=lead" "2:--param lead=2" "9:--param lead=20" \
+             "1:--param overlap=0" "1:--param lead=5 --param overlap=0"; do
         want=${c%%:*} args=${c#*:}
         rm -f "$HF_TMP/log.csv"
         # shellcheck disable=SC2086
         GEMM_NO_SETTLE=1 "$late" -m 127 -n 129 -k 257 --reps 1 --warmup 0 --quiet --param log="$HF_TMP/log.csv" $args \
             >/dev/null 2>"$HF_TMP/err"
         got=$(cut -d, -f9 "$HF_TMP/log.csv" 2>/dev/null | sort -u | paste -sd' ')
-        [ "$got" = "$want" ] && pass "L = $want with ${args:-the default} (4 until rates are measured; a stand-in measures none)" ||
+        [ "$got" = "$want" ] && pass "L = $want with ${args:-the default (order=panels)} (order=lead: 4 until rates are measured; a stand-in measures none)" ||
             fail "L with ${args:-the default}: want $want in every call, the log says '$got' ($(head -n 1 "$HF_TMP/err"))"
     done
 
@@ -211,13 +212,13 @@ else
     printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: a stand-in";; *) echo "a stand-in GPU";; esac\n' >"$HF_TMP/bin/nvidia-smi"
     chmod +x "$HF_TMP/bin/nvidia-smi"
     PATH="$HF_TMP/bin:$PATH" BIN=$late SIZES=127x129x257,200x97x301 TURNS=2 REPS=1 \
-        steps/22_hybrid/turns.sh "$HF_TMP/turns" order=panels "pin=register order=lead" >"$HF_TMP/table.txt" 2>"$HF_TMP/err"; rc=$?
+        steps/22_hybrid/turns.sh "$HF_TMP/turns" >"$HF_TMP/table.txt" 2>"$HF_TMP/err"; rc=$? # its default SETTINGs
     csv=$HF_TMP/turns/turns.csv
     leads=$(awk -F, 'NR > 1 { print $1 ":" $15 ":" $16 }' "$csv" 2>/dev/null | sort -u | paste -sd' ')
     if [ "$rc" -eq 0 ] && [ "$(awk -F, 'NR > 1 && NF == 16' "$csv" | wc -l)" -eq 12 ] && [ "$(wc -l <"$HF_TMP/table.txt")" -eq 7 ] &&
-       [ "$leads" = "default:4:stage order=panels:1:stage pin=register order=lead:4:register" ] &&
-       grep -q '^command=.*turns.sh' "$HF_TMP/turns/meta.txt"; then
-        pass "turns.sh on the stand-in: 3 settings, 2 turns, 2 shapes: 12 rows with both bounds, the table, meta.txt"
+       [ "$leads" = "default:1:stage order=lead:4:stage pin=register:1:register" ] &&
+       grep -q '^command=.*turns.sh' "$HF_TMP/turns/meta.txt" && grep -qx 'default=order=panels pin=stage.*' "$HF_TMP/turns/meta.txt"; then
+        pass "turns.sh on the stand-in: the default and its 2 default settings, 2 turns, 2 shapes: 12 rows with both bounds, the table, meta.txt"
     else fail "turns.sh on the stand-in: exit $rc, rows '$leads': $(grep -m1 -E 'error|turns:' "$HF_TMP/err")"; fi
     out=$(steps/22_hybrid/turns.sh "$HF_TMP/turns2" "order panels" 2>&1); rc=$?
     [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && [ ! -e "$HF_TMP/turns2" ] &&

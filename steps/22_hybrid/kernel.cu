@@ -19,15 +19,16 @@
  *   SMs      C(p) = A B(p)                | C(p+1) = A B(p+1)
  *   copy-out C(p-1)                       | C(p)
  *
- * A goes in chunks of `panel` columns, and every panel needs all of it. The lead panels (`order=lead`,
- * the default): while A's chunks arrive, the first L panels of B come in between them (panel c just
- * before chunk c), each into a device buffer of its own, and every chunk of A, once landed, is
- * multiplied into every panel present (C(j) = A(:,k0..k1) B(k0..k1,j) + C(j); a panel that lands after
+ * A goes in chunks of `panel` columns, and every panel needs all of it. `order=panels` (the default) is
+ * the pipeline above: panel 0 alone takes A's chunks, each multiplied into it as it lands. The lead
+ * panels (`order=lead`, a setting): while A's chunks arrive, the first L panels of B come in between them
+ * (panel c just before chunk c), each into a device buffer of its own, and every chunk of A, once landed,
+ * is multiplied into every panel present (C(j) = A(:,k0..k1) B(k0..k1,j) + C(j); a panel that lands after
  * some chunks first catches up on them in one product). The SMs so have L panels of work while A
  * arrives, not one panel's thin slices. After A, the other panels flow as above through the L + 1
- * device buffers: panel p waits until panel p - (L + 1) has left its buffer. `order=panels` is L = 1:
- * panel 0 alone takes A's chunks. `overlap=0` runs the same work on one stream, each panel's stages one
- * after the other (all of A, then one product per panel), for the lesson's comparison.
+ * device buffers: panel p waits until panel p - (L + 1) has left its buffer. `order=panels` is L = 1.
+ * `overlap=0` runs the same work on one stream, each panel's stages one after the other (all of A, then
+ * one product per panel), for the lesson's comparison.
  *
  * Pinning: `pin=stage` (the default) copies through the pinned slots; `pin=register` page-locks the
  * caller's A and the GPU's columns of B and C in place for the call (cudaHostRegister, released at its
@@ -41,10 +42,11 @@
  * together: a + b * ng = c * (N - ng). `split=X` forces ng = X * N.
  *
  * Settings (`--param`): gpu=own|cublas (the FP64 tensor-core kernel of tc_dgemm.cu, or cuBLAS
- * DGEMM), split=X (0..1), panel=W, overlap=0|1, order=lead|panels, lead=L (forces L; default: the rule
- * in lead_rule), pin=stage|register, gpu_sms=N (own kernel on N SMs: a smaller GPU), stagers=T,
- * log=FILE (each call: ng, both sides' times, L, the CPU side's threads, the pinning), timeline=FILE
- * (the last call's copies, kernels and host work, for the lesson's picture).
+ * DGEMM), split=X (0..1), panel=W, overlap=0|1, order=panels|lead, lead=L (forces order=lead's L, and
+ * with no order= given selects order=lead; without it: the rule in lead_rule), pin=stage|register,
+ * gpu_sms=N (own kernel on N SMs: a smaller GPU), stagers=T, log=FILE (each call: ng, both sides' times,
+ * L, the CPU side's threads, the pinning), timeline=FILE (the last call's copies, kernels and host work,
+ * for the lesson's picture).
  */
 #include <math.h>
 #include <omp.h>
@@ -101,7 +103,14 @@ static struct {
     int cpu_threads;      /* threads of the CPU side */
     int gpu;              /* 1: a CUDA device is present */
     const char *log_path, *timeline_path;
-} cfg = {1, -1.0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+} cfg = {1, -1.0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+/* The default schedule is order=panels (order_lead 0), as measured: on an H100 and its 16-core host, five
+ * turns of each setting, each run in its own process (steps/22_hybrid/turns.sh; the medians and their
+ * turns in plots/data/h100/step22_turns_*.csv), the lead panels lost at 16384^3, where lead_rule chose
+ * L = 12 to 16 of the 16 panels: 293.1 ms against order=panels' 226.5 ms (0.526 and 0.682 of the bound),
+ * order=panels faster in 5 of 5 turns. At 8192^3 the rule chose L = 1, the same schedule, and the two tie
+ * (66.0 and 64.3 ms, order=panels faster in 3 of 5 turns). order=lead stays a setting (lesson 22's
+ * exercise 4). */
 
 /* ------------------------------------------------------------------ GPU state, kept across calls */
 static struct {
@@ -910,13 +919,13 @@ static const char *parse_split(const char *v)
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
-    int stagers = 0, threads = 0;
+    int stagers = 0, threads = 0, order_given = 0;
     for (int t = 0; t < nparams && bad == NULL; ++t) {
         const char *p = params[t];
         if (strcmp(p, "gpu=own") == 0 || strcmp(p, "gpu=cublas") == 0)
             cfg.own = strcmp(p, "gpu=own") == 0;
         else if (strcmp(p, "order=lead") == 0 || strcmp(p, "order=panels") == 0)
-            cfg.order_lead = strcmp(p, "order=lead") == 0;
+            cfg.order_lead = strcmp(p, "order=lead") == 0, order_given = 1;
         else if (strcmp(p, "pin=stage") == 0 || strcmp(p, "pin=register") == 0)
             cfg.pin_register = strcmp(p, "pin=register") == 0;
         else if (strncmp(p, "split=", 6) == 0)
@@ -931,11 +940,13 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                  !step_param_int(p, "gpu_sms", 1, 1 << 16, &cfg.sms, &bad) &&
                  !step_param_int(p, "stagers", 1, 256, &stagers, &bad) &&
                  !step_param_int(p, "cpu_threads", 1, 1024, &threads, &bad))
-            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, order=lead|panels, "
+            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, order=panels|lead, "
                   "lead=L, pin=stage|register, gpu_sms=N, stagers=T, cpu_threads=T, log=FILE, timeline=FILE";
     }
     if (bad == NULL && cfg.sms > 0 && !cfg.own)
         bad = "gpu_sms=N limits the step's own kernel: it needs gpu=own";
+    if (bad == NULL && cfg.lead > 0 && !order_given)
+        cfg.order_lead = 1; /* lead=L is order=lead's L: it selects that schedule */
     if (bad == NULL && cfg.lead > 1 && !cfg.order_lead)
         bad = "lead=L sets order=lead's lead panels: not with order=panels (which is L = 1)";
     if (bad != NULL)

@@ -6,20 +6,20 @@
 # writes into DIR:
 #   step22.csv           the step's default sweep (own FP64 kernel, split probed), as run_all.sh runs it
 #   step22_cublas.csv    the same with cuBLAS as the GPU routine, up to 16384^3 (the target's size): the
-#                        default schedule (order=lead) and pinning (pin=stage)
-#   step22_cublas_panels.csv, step22_cublas_register.csv
-#                        the same sizes (unchecked: make test verifies the settings) with order=panels (the
-#                        first pipeline: L = 1) and with pin=register (the caller's arrays page-locked in
+#                        default schedule (order=panels: L = 1) and pinning (pin=stage)
+#   step22_cublas_lead.csv, step22_cublas_register.csv
+#                        the same sizes (unchecked: make test verifies the settings) with order=lead (the
+#                        lead panels, lead_rule's L) and with pin=register (the caller's arrays page-locked in
 #                        place, the registration in the call's time), cublasXt beside each row
 #   step22_bound.csv     for each row of those: the hardware bound max(compute, copy in, copy out) and the
 #                        pageable bound (the host's copies as one more stage) of the same run, the step's
-#                        fraction of each (routine: own, cublas, cublas:order=panels, cublas:pin=register)
+#                        fraction of each (routine: own, cublas, cublas:order=lead, cublas:pin=register)
 #   step22_split.csv     the time against the GPU's share x at 4096^3: the full GPU (cuBLAS) and the own
 #                        kernel on 16 and on 4 SMs (smaller GPUs): each side's time and the whole call's,
 #                        the threads the CPU side ran on and its rate (GFLOP/s) in that call
 #   step22_overlap.csv   the GPU side alone with and without overlap (cuBLAS), in both orders
 #   step22_timeline.csv  one call's copies, kernels and host copies at 8192^3, with and without overlap, in
-#                        the first pipeline's order (order=panels: the lesson's picture draws it)
+#                        the default order (order=panels: the lesson's picture draws it)
 #   step22_timeline_lead.csv
 #                        one call at 8192^3 and at 16384^3 (GPU side alone, cuBLAS) with order=lead,
 #                        order=panels and pin=register: where the time goes
@@ -57,15 +57,15 @@ echo "== the sweep (own kernel) and cuBLAS up to 16384"
 rm -f "$DIR/step22.csv" "$DIR/step22_cublas.csv"
 "$BIN" --csv "$DIR/step22.csv" | tee "$TMP/own.txt" || status=1
 "$BIN" --param gpu=cublas --sizes 4096,8192,16384 --csv "$DIR/step22_cublas.csv" | tee "$TMP/cublas.txt" || status=1
-echo "== cuBLAS: order=panels and pin=register, beside cublasXt (unchecked)"
-for setting in order=panels pin=register; do
+echo "== cuBLAS: order=lead and pin=register, beside cublasXt (unchecked)"
+for setting in order=lead pin=register; do
     rm -f "$DIR/step22_cublas_${setting#*=}.csv"
     "$BIN" --param gpu=cublas --param "$setting" --sizes 4096,8192,16384 --no-check \
         --csv "$DIR/step22_cublas_${setting#*=}.csv" | tee "$TMP/cublas_${setting#*=}.txt" || status=1
 done
 { echo "routine,m,n,k,compute_ms,copy_in_ms,copy_out_ms,bound_ms,step_fraction,host_copy_ms,pageable_bound_ms,pageable_fraction"
   bounds "$TMP/own.txt" | sed 's/^/own,/'; bounds "$TMP/cublas.txt" | sed 's/^/cublas,/'
-  bounds "$TMP/cublas_panels.txt" | sed 's/^/cublas:order=panels,/'
+  bounds "$TMP/cublas_lead.txt" | sed 's/^/cublas:order=lead,/'
   bounds "$TMP/cublas_register.txt" | sed 's/^/cublas:pin=register,/'; } >"$DIR/step22_bound.csv"
 
 # one_run NAME SIZE ARGS...: the step's calls at one setting, unchecked; from --param log, the timed call of

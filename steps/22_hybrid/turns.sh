@@ -4,11 +4,11 @@
 # cublasXt measured in the same process; then per setting and shape the median over the turns, with the
 # spread (lowest and highest). On a machine with a CUDA device (make step22 first):
 #
-#   steps/22_hybrid/turns.sh DIR [SETTING...]   default SETTINGs: order=panels pin=register
+#   steps/22_hybrid/turns.sh DIR [SETTING...]   default SETTINGs: order=lead pin=register
 #   steps/22_hybrid/turns.sh --table FILE       the medians of a turns.csv written before (no GPU needed)
 #
-# A SETTING is one or more NAME=VALUE of the step's --param, separated by spaces ("order=panels pin=register");
-# the default (order=lead, pin=stage) always runs first in each turn. Every run is --param gpu=cublas (the
+# A SETTING is one or more NAME=VALUE of the step's --param, separated by spaces ("order=lead pin=register");
+# the default (order=panels, pin=stage) always runs first in each turn. Every run is --param gpu=cublas (the
 # lesson's figures are cuBLAS's as the GPU routine), unchecked (--no-check: make test verifies every
 # setting), split probed as the step's default does, --reps REPS --warmup 1. Environment: SIZES (default
 # 8192,16384: the targets' sizes), TURNS (default 5), REPS (default 5), ARGS (more arguments for every run,
@@ -71,7 +71,7 @@ fi
 [ $# -ge 1 ] || { echo "usage: turns.sh DIR [SETTING...] | turns.sh --table FILE" >&2; exit 2; }
 DIR=$1
 shift
-[ $# -ge 1 ] || set -- order=panels pin=register
+[ $# -ge 1 ] || set -- order=lead pin=register
 for setting in "$@"; do
     for p in $setting; do
         [[ $p =~ ^[a-z_]+=[a-z0-9.]+$ ]] || { echo "turns: '$p' is not NAME=VALUE (in setting '$setting')" >&2; exit 2; }
@@ -94,7 +94,7 @@ eval "$(sed -n '/^bounds() {/,/^}/p' steps/22_hybrid/measure.sh)"
   echo "commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- steps common 2>/dev/null || echo ' (with changes)')"
   echo "command=SIZES=$SIZES TURNS=$TURNS REPS=$REPS${ARGS:+ ARGS=\"$ARGS\"} steps/22_hybrid/turns.sh $DIR$(printf ' "%s"' "$@")"
   echo "runs=$BIN --param gpu=cublas [setting] --sizes $SIZES --no-check --reps $REPS --warmup 1 $ARGS, one process each"
-  echo "default=order=lead pin=stage (the step's defaults)"; } >"$DIR/meta.txt"
+  echo "default=order=panels pin=stage (the step's defaults)"; } >"$DIR/meta.txt"
 status=0
 echo "$HEADER" >"$DIR/turns.csv"
 for turn in $(seq 1 "$TURNS"); do
