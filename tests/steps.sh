@@ -72,8 +72,9 @@ fi
 # Step 14's plans with whole tiles and split ones, planned for a GPU of 7 SMs (--param sms) so that the
 # small shapes have several rounds: the last round's tiles cut into 3 slabs (in the whole tiles' grid),
 # or by stream-K (split=stream, a grid of its own after the whole tiles': runs of slices that cross tile
-# boundaries, a block's two pieces one after the other), with four classes' configurations (both
-# kernels, three tiles); with padded leading dimensions, also with A and B copied (pad=1). 1001x1030x600:
+# boundaries, a block's two pieces one after the other), with six classes' configurations (both
+# kernels, four tile sizes, skinny's 16 columns wide among them); with padded leading dimensions, also
+# with A and B copied (pad=1). 1001x1030x600:
 # M not a multiple of 4 and N >= 1024, so that with tight leading dimensions A is copied by default and
 # the bottom tiles move up inside the copy (lda = 1004, padded, is aligned: no copy, and the bottom tiles
 # keep their tests). Stream-K also with the class's configuration alone (choose=class), with edge
@@ -89,7 +90,7 @@ if gpu_steps | grep -qx 14_autotuned; then
         done
     done
     for split in 3 stream; do
-        for forced in square small unaligned short_k; do
+        for forced in square small unaligned short_k thin_k skinny; do
             scalars_for "14 $split $forced" "$(( 3 * $(shape_count "$SHAPES,1001x1030x600") ))"
             for ab in $PAIRS; do
                 for pad in "" "$PADDING" "$PADDING --param pad=1"; do

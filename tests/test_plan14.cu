@@ -25,8 +25,7 @@ struct expected_plan {
 
 /* Lesson 14, "The idea" and "Stream-K on the last round" (132 SMs). */
 static const struct expected_plan plans[] = {
-    {384, 384, 384, "small", 18, 18, 1, 0},               /* fewer tiles than SMs, K too short to split */
-    {512, 512, 512, "small", 32, 0, 2, 0},                /* all in 2 slabs */
+    {512, 512, 512, "small", 32, 0, 4, 0},                /* all in 4 slabs of 128 */
     {768, 768, 768, "small", 72, 0, 1, 14},               /* all by stream-K: 24 slices each, runs of 14 */
     {1024, 1024, 1024, "small", 128, 128, 1, 0},          /* 128 of 132 SMs: whole */
     {1536, 1536, 1536, "small", 288, 264, 5, 0},          /* the last round's 24 tiles in 5 slabs */
@@ -40,7 +39,15 @@ static const struct expected_plan plans[] = {
     {8192, 1024, 4096, "tall", 256, 256, 1, 0},           /* stream-K would save 0.06: whole */
     {1024, 8192, 4096, "wide", 256, 256, 1, 0},
     {4096, 4096, 256, "short_k", 1024, 1024, 1, 0},
-    {256, 256, 16384, "small", 8, 0, 32, 0},              /* 8 tiles in 32 slabs of 512 */
+    /* "Small and thin problems" */
+    {256, 256, 16384, "short_k", 4, 0, 32, 0},            /* thin-K's 2 tiles fill less: 4 in 32 slabs */
+    {512, 512, 16384, "thin_k", 8, 0, 16, 0},             /* 8 tiles in 16 slabs of 1024: 128 blocks */
+    {1024, 1024, 16384, "thin_k", 32, 0, 4, 0},           /* 32 tiles in 4 slabs */
+    {16384, 16, 4096, "skinny", 128, 0, 4, 0},            /* one round; 4 slabs fill 4 blocks a SM */
+    {16384, 64, 4096, "narrow", 64, 0, 4, 0},             /* one round; 4 slabs fill narrow's 2 slots */
+    {384, 384, 384, "small", 18, 0, 6, 0},                /* 18 tiles in 6 slabs of 64: 108 blocks */
+    {256, 256, 256, "small", 8, 0, 4, 0},                 /* 8 tiles in 4 slabs of 64 */
+    {4096, 4096, 64, "short_k", 1024, 1024, 1, 0},
 };
 
 int main(void)

@@ -63,6 +63,9 @@
 #define TUNED_SHORT_K TUNE_CANDIDATE
 #define TUNED_SMALL TUNE_CANDIDATE
 #define TUNED_UNALIGNED TUNE_CANDIDATE
+#define TUNED_THIN_K TUNE_CANDIDATE
+#define TUNED_SKINNY TUNE_CANDIDATE
+#define TUNED_NARROW TUNE_CANDIDATE
 #elif !defined(TUNED_SQUARE)
 #define TUNED_SQUARE 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
 #define TUNED_TALL 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
@@ -70,6 +73,20 @@
 #define TUNED_SHORT_K 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
 #define TUNED_SMALL 64, 64, 16, 32, 32, 4, 8, 2, 2, 0, -1
 #define TUNED_UNALIGNED 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
+#endif
+/* The three classes of thin problems. A header without them (written before they existed) gives thin-K
+ * the square's tiles, which it cuts along K. Skinny's tile, 16 columns wide, lies outside the tuner's
+ * space (its thread tiles are 8 or more columns of 4 lanes or more), and narrow's 256 x 64 is not one of
+ * its classes yet: both are set here, from candidates timed on an H100 at 16384 x 16 x 4096 and
+ * 16384 x 64 x 4096 (lesson 14, "Small and thin problems"). */
+#ifndef TUNED_THIN_K
+#define TUNED_THIN_K TUNED_SQUARE
+#endif
+#ifndef TUNED_SKINNY
+#define TUNED_SKINNY 128, 16, 32, 64, 16, 8, 4, 4, 4, 0, -1
+#endif
+#ifndef TUNED_NARROW
+#define TUNED_NARROW 256, 64, 16, 64, 32, 8, 8, 5, 2, 0, 8
 #endif
 /** @endcond */
 
@@ -84,6 +101,9 @@ enum {
                                                  ran 8-25% slower as small's 128x64 tiles than as the square
                                                  or unaligned class's) */
     SHORT_K_MAX = 512,                        /* K at or below this: "short K" */
+    THIN_K_RATIO = 4,                         /* K at least this many times M and N: "thin K" */
+    SKINNY_N_MAX = 32,                        /* N at or below this: "skinny" (16-column tiles) */
+    NARROW_N_MAX = 64,                        /* N at or below this, with M >= ASPECT * N: "narrow" (64-column) */
     ASPECT = 4                                /* M >= 4N: "tall"; N >= 4M: "wide" */
 };
 
@@ -855,12 +875,13 @@ static bool vectorizable(const float *X, int ld)
  *      FILL_MARGIN (a smaller tile does more copying per flop, so it must fill clearly better);
  *   3. the last round's tiles cut into slabs: more slabs only if they shorten the plan by SLAB_GAIN,
  *      or keep its length with every split block still resident at once; and a split at all only if
- *      the unsplit plan is SPLIT_GAIN longer (each slab at least SPLIT_MIN_K of K, a multiple of
- *      SPLIT_ROUND; the partial products at most WORKSPACE_MAX). With fewer tiles than SMs the last
- *      round is all of them;
+ *      the unsplit plan is SPLIT_GAIN longer (each slab at least SLAB_MIN_K of K, a multiple of
+ *      SPLIT_ROUND, and charged PARTIAL_K of K for its partial product; the partial products at most
+ *      WORKSPACE_MAX). With fewer tiles than SMs the last round is all of them; where one round
+ *      holds them all whole, slabs that fill the SMs' empty block slots (FILL_MIN_K);
  *   4. stream-K on the last round instead, if it shortens the best plan so far by STREAM_GAIN (by
  *      SPLIT_GAIN where all the tiles would go through the partial products) with runs of at least
- *      SPLIT_MIN_K of K; and, where that plan had no partial products and whole tiles come before
+ *      STREAM_MIN_K of K; and, where that plan had no partial products and whole tiles come before
  *      the last round, by STREAM_MIN_SAVING of a round at least (measured, below).
  * An A whose columns cannot be read 128 bits at a time (lda not a multiple of 4, as at 4095^2) is copied
  * into a buffer with a padded leading dimension before the configurations are compared, if it is used
@@ -868,13 +889,21 @@ static bool vectorizable(const float *X, int ld)
  * configuration that reads B as float4. */
 enum {
     SPLIT_ROUND = 32,          /* a slab of K is a multiple of every BK of the space (8, 16, 32) */
-    SPLIT_MIN_K = 256,         /* and, when chosen, at least this long: 8+ slices to fill and drain its pipeline */
+    SLAB_MIN_K = 64,           /* a slab at least this long: two slices of the longest BK (one copied while the
+                                  other is used); the partial products' cost (PARTIAL_K) decides the rest */
+    STREAM_MIN_K = 256,        /* a run of stream-K at least this long: 8+ slices to fill and drain its pipeline */
     SPLIT_MAX = 64,            /* at most this many slabs */
     REDUCE_THREADS = 256,      /* threads per block of the sum over the slabs */
     COPY_THREADS = 256,        /* threads per block of the padding copy */
     COPY_COLS = 8,             /* columns a thread of the copy has in flight at once */
     MAX_GRID_Y = 65535,        /* blocks along y at most */
-    PAD_MIN_USES = 1024        /* copy an unaligned operand when each element is used at least this often */
+    PAD_MIN_USES = 1024,       /* copy an unaligned operand when each element is used at least this often */
+    FILL_MIN_K = 1024,         /* slabs that only fill an SM's empty block slots: at least this long (below) */
+    /* A slab's partial product is written, then read by the second pass: 8 bytes an element, against the
+     * 2 * K_slab flops that made it. At about 15 FP32 flops per byte of memory bandwidth (H100, H200:
+     * 60-67 TFLOP/s over 3.4-4.8 TB/s), those 8 bytes cost as long as about 60 more of K: the model
+     * charges each slab PARTIAL_K of K beside its own (so 37 slabs of 448 no longer beat 4 of 4096). */
+    PARTIAL_K = 64
 };
 static const double FILL_MARGIN = 1.10;          /* another configuration must fill 10% more to win */
 static const double SPLIT_GAIN = 1.10;           /* a split must shorten the run by 10% to be worth a second pass */
@@ -1061,12 +1090,16 @@ static void launch_tile(int M, int N, int K, float alpha, const float *A, int ld
 }
 
 /** The shape classes, each with its own configuration. */
-enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, CLASSES, AUTO = CLASSES };
-static const char *const class_names[CLASSES] = {"square", "tall", "wide", "short_k", "small", "unaligned"};
+enum shape_class { SQUARE, TALL, WIDE, SHORT_K, SMALL, UNALIGNED, THIN_K, SKINNY, NARROW, CLASSES, AUTO = CLASSES };
+static const char *const class_names[CLASSES] = {"square",    "tall",   "wide",   "short_k", "small",
+                                                 "unaligned", "thin_k", "skinny", "narrow"};
+/** The classes whose tiles fit any shape; the thin classes' are chosen by their shape alone (choose). */
+static const int GENERAL_CLASSES = THIN_K;
 /** Places in a configuration (class_tiles[c]) that the launcher reads. */
 enum config_field { FIELD_BM = 0, FIELD_BN = 1, FIELD_BK = 2, FIELD_PIPE = 7, FIELD_BLOCKS = 8 };
 static const int class_tiles[CLASSES][11] = {{TUNED_SQUARE},  {TUNED_TALL},  {TUNED_WIDE},
-                                             {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED}}; /* for --help */
+                                             {TUNED_SHORT_K}, {TUNED_SMALL}, {TUNED_UNALIGNED},
+                                             {TUNED_THIN_K},  {TUNED_SKINNY}, {TUNED_NARROW}}; /* for --help */
 /** --param split: auto, slabs, grid, stream, or N >= 1 slabs (split_slabs below). */
 enum split_mode { SPLIT_AUTO = 0, SPLIT_GRID = -1, SPLIT_STREAM = -2, SPLIT_SLABS = -3 };
 static int forced = AUTO;    /* --param class=NAME runs that class's configuration at every shape */
@@ -1077,11 +1110,18 @@ static int split_slabs = SPLIT_AUTO; /* --param split=auto|slabs|grid|stream|N: 
 static int pad_mode = -1;    /* --param pad=auto|0|1: -1 copies an unaligned A or B used PAD_MIN_USES times */
 static int plan_sms = 0;     /* --param sms=N: plan as if the GPU had N SMs (0: its own count) */
 
-/** The class of a problem: first small (a 128x128 tiling fills under 3/4 of one wave of 2 blocks per
- *  SM on the H200: 196 tiles), then unaligned (A or B without 128-bit loads), then short K, then by
- *  aspect ratio. */
+/** The class of a problem: first the thin ones, aligned (N of SKINNY_N_MAX or less; N of NARROW_N_MAX
+ *  or less below a tall M; K at least THIN_K_RATIO times M and N), then small (a 128x128 tiling fills under 3/4 of one wave of 2 blocks per SM on
+ *  the H200: 196 tiles), then unaligned (A or B without 128-bit loads), then short K, then by aspect
+ *  ratio. */
 static int classify(int M, int N, int K, bool aligned)
 {
+    if (aligned && N <= SKINNY_N_MAX)
+        return SKINNY;
+    if (aligned && N <= NARROW_N_MAX && M >= (long long)ASPECT * N)
+        return NARROW;
+    if (aligned && K >= (long long)THIN_K_RATIO * M && K >= (long long)THIN_K_RATIO * N)
+        return THIN_K;
     if ((long long)M * N < SMALL_MN)
         return SMALL;
     if (!aligned)
@@ -1116,11 +1156,13 @@ static long long tiles_of(int c, int M, int N)
 }
 
 /** The length of a run, in tiles on the busiest SM: @p whole tiles, then @p split tiles of @p slabs
- *  blocks each, every block a 1/slabs of a tile; whole is a multiple of the SMs when split > 0. */
-static double rounds(long long whole, long long split, int slabs)
+ *  blocks each, every block a 1/slabs of a tile of K @p K plus its partial product's cost, PARTIAL_K of K;
+ *  whole is a multiple of the SMs when split > 0. */
+static double rounds(long long whole, long long split, int slabs, int K)
 {
     const long long sms = sm_count();
-    return (double)((whole + sms - 1) / sms) + (double)((split * slabs + sms - 1) / sms) / slabs;
+    const double block = slabs > 1 ? 1.0 / slabs + (double)PARTIAL_K / K : 1.0; /* a block's share of a tile */
+    return (double)((whole + sms - 1) / sms) + (double)((split * slabs + sms - 1) / sms) * block;
 }
 
 /** Class @p c's plan at this shape: its tiles whole, or the last round's split, in slabs or by stream-K
@@ -1131,20 +1173,20 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
     struct launch_plan best = {c, tiles, tiles, 1, K, 0, 0, 0.0};
     const long long last = tiles % sms ? tiles % sms : tiles < sms ? tiles : sms; /* the last round */
     const size_t tile_bytes = (size_t)class_tiles[c][FIELD_BM] * class_tiles[c][FIELD_BN] * sizeof(float);
-    double best_rounds = rounds(tiles, 0, 1);
+    double best_rounds = rounds(tiles, 0, 1, K);
     if (split_slabs != 1 && split_slabs != SPLIT_STREAM && (split_slabs != SPLIT_GRID || tiles < sms)) {
         const double unsplit = best_rounds;
         const int most = split_slabs > 1 ? split_slabs : SPLIT_MAX;
         for (int s = 2; s <= most; ++s) {
             const int kchunk = ceil_div(ceil_div(K, s), SPLIT_ROUND) * SPLIT_ROUND; /* no slab left empty */
             const int slabs = ceil_div(K, kchunk);                                  /* (at most s) */
-            if (split_slabs <= 1 && kchunk < SPLIT_MIN_K)
+            if (split_slabs <= 1 && kchunk < SLAB_MIN_K)
                 break; /* shorter slabs only for the asked-for count */
             if (slabs < 2)
                 continue; /* K of 32 or less: nothing to cut */
             if ((size_t)last * slabs * tile_bytes > WORKSPACE_MAX)
                 break;
-            const double length = rounds(tiles - last, last, slabs);
+            const double length = rounds(tiles - last, last, slabs, K);
             /* more slabs if they shorten the run by SLAB_GAIN, or, at the same length, if all the split
              * blocks are still resident at once (256x256x16384: 8 tiles in 32 slabs, two blocks per SM,
              * ran 0.91 of cuBLAS on the H200, in 16 slabs 0.89); asked for: the most that fit */
@@ -1154,6 +1196,20 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
         }
         if (split_slabs <= 1 && unsplit < SPLIT_GAIN * best_rounds) /* not worth the second pass */
             best.whole = tiles, best.slabs = 1, best.kchunk = K, best_rounds = unsplit;
+        /* Filling the slots. Where one round holds every block, one per SM at most, the model sees only
+         * a longer run in more slabs (each block pays its partial product). But an SM that runs fewer
+         * blocks than the BLOCKS its configuration was built for hides less of its latency (16384 x 16 x
+         * 4096 in skinny's tiles: 128 of them, one 2-warp block per SM, 0.88 of cuBLAS on an H100; in 4
+         * slabs, 1.18). So cut K into as many slabs as the SMs have slots for, where each slab stays
+         * FILL_MIN_K long or more: the second pass (a launch and one read of the partial products, 5-10
+         * us) is then small beside each block's work. */
+        const long long slots = sms * class_tiles[c][FIELD_BLOCKS] / tiles; /* blocks per tile that fit */
+        const int fill_slabs = (int)(slots < K / FILL_MIN_K ? slots : K / FILL_MIN_K);
+        if (split_slabs <= 1 && tiles * best.slabs <= sms && fill_slabs > best.slabs) {
+            const int kchunk = ceil_div(ceil_div(K, fill_slabs), SPLIT_ROUND) * SPLIT_ROUND;
+            if ((size_t)tiles * fill_slabs * tile_bytes <= WORKSPACE_MAX)
+                best.whole = 0, best.slabs = ceil_div(K, kchunk), best.kchunk = kchunk; /* (best_rounds kept) */
+        }
     }
     /* Stream-K: the last round's slices dealt out evenly, span per block, so that its length is the
      * average SM's share, L * kiters / S slices, rounded up to a slice. Two partial products per block
@@ -1161,13 +1217,14 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
      * 116 of 132 tiles, 3 + 225/256 rounds instead of 4). */
     const int kiters = ceil_div(K, class_tiles[c][FIELD_BK]);
     const long long span = (last * kiters + sms - 1) / sms, runs = (last * kiters + span - 1) / span;
-    const bool long_runs = span * class_tiles[c][FIELD_BK] >= SPLIT_MIN_K; /* as slabs: a run of 8+ slices */
+    const bool long_runs = span * class_tiles[c][FIELD_BK] >= STREAM_MIN_K; /* as slabs: a run of 8+ slices */
     /* where every tile would be split (fewer tiles than SMs), all of C goes through the partial
      * products and the sum: the gain must pay for that second pass, as a split in slabs must */
     const double gain = tiles == last ? SPLIT_GAIN : STREAM_GAIN;
     if (((split_slabs == SPLIT_AUTO && long_runs) || split_slabs == SPLIT_STREAM) && kiters >= 2 &&
         (size_t)2 * runs * tile_bytes <= WORKSPACE_MAX && last * kiters <= INT_MAX) {
-        const double length = rounds(tiles - last, 0, 1) + (double)span / kiters;
+        /* (each block writes up to two partial products) */
+        const double length = rounds(tiles - last, 0, 1, K) + (double)span / kiters + 2.0 * (int)PARTIAL_K / K;
         /* a new second pass after whole rounds must save STREAM_MIN_SAVING of a round */
         const bool adds_pass = best.whole == tiles && tiles > last;
         const bool pays = length * gain < best_rounds && (!adds_pass || best_rounds - length >= STREAM_MIN_SAVING);
@@ -1188,7 +1245,8 @@ static struct launch_plan choose(int M, int N, int K, bool aligned)
         return (struct launch_plan){c, tiles, tiles, 1, K, 0, 0, 0.0};
     }
     struct launch_plan best = plan_for(c, M, N, K);
-    for (int other = 0; forced == AUTO && by_shape && other < CLASSES; ++other) {
+    /* the thin classes' tiles run fewer flops a second; a fill that does not see that must not pick them */
+    for (int other = 0; forced == AUTO && by_shape && other < GENERAL_CLASSES; ++other) {
         const struct launch_plan p = plan_for(other, M, N, K);
         if (p.fill > FILL_MARGIN * best.fill)
             best = p;
@@ -1241,6 +1299,9 @@ static void launch(int M, int N, int K, float alpha, const float *A, int lda, co
     case WIDE: launch_tile<tile<TUNED_WIDE>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     case SHORT_K: launch_tile<tile<TUNED_SHORT_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     case UNALIGNED: launch_tile<tile<TUNED_UNALIGNED>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case THIN_K: launch_tile<tile<TUNED_THIN_K>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case SKINNY: launch_tile<tile<TUNED_SKINNY>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
+    case NARROW: launch_tile<tile<TUNED_NARROW>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     default: launch_tile<tile<TUNED_SMALL>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p, rows_a); break;
     }
 }
@@ -1256,13 +1317,13 @@ static bool parse_count(const char *text, int lo, int hi, int *n)
     return true;
 }
 
-/** --param class=auto|square|tall|wide|short_k|small|unaligned, choose=shape|class,
+/** --param class=auto|square|tall|wide|short_k|small|unaligned|thin_k|skinny|narrow, choose=shape|class,
  *  split=auto|slabs|grid|stream|N,
  *  pad=auto|0|1, edge=shift|hang, sms=auto|N; the description lists each class's configuration as block/warp/thread
  *  tile/pipeline depth/blocks per SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
-    static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned, "
+    static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned|thin_k|skinny|narrow, "
                                 "choose=shape|class, split=auto|slabs|grid|stream|1|2|3|8, pad=auto|0|1, "
                                 "edge=shift|hang and sms=auto|100";
     for (int t = 0; t < nparams; ++t) {
@@ -1274,7 +1335,7 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                 if (strcmp(name, class_names[c]) == 0)
                     forced = c;
             if (forced < 0)
-                return "class must be auto, square, tall, wide, short_k, small or unaligned";
+                return "class must be auto, square, tall, wide, short_k, small, unaligned, thin_k, skinny or narrow";
         } else if (strncmp(p, "choose=", 7) == 0) {
             by_shape = strcmp(p + 7, "shape") == 0 ? 1 : strcmp(p + 7, "class") == 0 ? 0 : -1;
             if (by_shape < 0)

@@ -47,8 +47,10 @@ SPACE_ORDER="0 1"                   # stage 3: each class's best with every FFMA
 SPACE_ISSUE="-1 0 BK/2"             #   ... and, at PIPE 4-5, every copy issue point (stages 1-2: -1)
 
 # One shape per class; step 14's launcher puts a shape in a class by the same rules (kernel.cu: classify).
+# (skinny, N <= 32, and narrow, N <= 64 below a tall M, are not tuned: skinny's 16-column tiles lie outside
+# the space above, and narrow's shape is not among these; kernel.cu sets both)
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
-         unaligned:4095x4095x4095"
+         unaligned:4095x4095x4095 thin_k:512x512x16384"
 VERIFY_SHAPES="1x1x1,7x5x3,31x33x17,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
 VERIFY_SHAPES_BETA0="31x33x17,1000x1000x1000" # beta = 0: C is NaN before the run, so every element must be written
 
@@ -85,8 +87,11 @@ candidates() {
 # class_of M N K: the class step 14 puts this shape in, with tight leading dimensions (lda = M,
 # ldb = K: 128-bit loads need both to be multiples of 4); kept in step with kernel.cu's classify().
 class_of() {
-    local m=$1 n=$2 k=$3
-    if [ $((m * n)) -lt $((2048 * 2048)) ]; then echo small
+    local m=$1 n=$2 k=$3 aligned=$(( m % 4 == 0 && k % 4 == 0 ))
+    if [ "$aligned" -eq 1 ] && [ "$n" -le 32 ]; then echo skinny
+    elif [ "$aligned" -eq 1 ] && [ "$n" -le 64 ] && [ "$m" -ge $((4 * n)) ]; then echo narrow
+    elif [ "$aligned" -eq 1 ] && [ "$k" -ge $((4 * m)) ] && [ "$k" -ge $((4 * n)) ]; then echo thin_k
+    elif [ $((m * n)) -lt $((196 * 128 * 128)) ]; then echo small
     elif [ $((m % 4)) -ne 0 ] || [ $((k % 4)) -ne 0 ]; then echo unaligned
     elif [ "$k" -le 512 ]; then echo short_k
     elif [ "$m" -ge $((4 * n)) ]; then echo tall
