@@ -14,15 +14,15 @@ else fail "tune.sh --list: exit $rc, '$(printf '%s\n' "$out" | tail -n 1)'"; fi
 # Fake results: in every class the fastest candidate (id 1) failed verification.
 {
     echo "id,bm,bn,bk,wm,wn,tm,tn,pipe,blocks,order,issue,verified,class,gflops,cublas"
-    for cls in square tall wide short_k small unaligned thin_k; do
+    for cls in square tall wide short_k small unaligned thin_k skinny narrow; do
         echo "1,128,128,8,32,64,8,8,2,2,0,-1,0,$cls,0,0"
         echo "2,128,256,16,64,64,8,16,4,1,1,8,1,$cls,50000,48000"
         echo "3,64,64,8,32,32,4,8,1,4,0,-1,1,$cls,30000,48000"
     done
 } > "$tmp/results.csv"
 if "$TUNE" --choose "$tmp/results.csv" --out "$tmp/tuned.h" > "$tmp/log" 2>&1 &&
-   [ "$(grep -c '^#define TUNED_[A-Z_]* 128, 256, 16, 64, 64, 8, 16, 4, 1, 1, 8 ' "$tmp/tuned.h")" -eq 7 ]; then
-    pass "tune.sh --choose: the fastest verified candidate in each of the 7 classes it tunes, never the unverified one"
+   [ "$(grep -c '^#define TUNED_[A-Z_]* 128, 256, 16, 64, 64, 8, 16, 4, 1, 1, 8 ' "$tmp/tuned.h")" -eq 9 ]; then
+    pass "tune.sh --choose: the fastest verified candidate in each of the 9 classes, never the unverified one"
 else
     fail "tune.sh --choose: $(head -n 1 "$tmp/log"); header: $(grep -m1 '^#define' "$tmp/tuned.h" 2>/dev/null)"
 fi

@@ -74,11 +74,10 @@
 #define TUNED_SMALL 64, 64, 16, 32, 32, 4, 8, 2, 2, 0, -1
 #define TUNED_UNALIGNED 128, 128, 16, 32, 64, 8, 8, 2, 2, 0, -1
 #endif
-/* The three classes of thin problems. A header without them (written before they existed) gives thin-K
- * the square's tiles, which it cuts along K. Skinny's tile, 16 columns wide, lies outside the tuner's
- * space (its thread tiles are 8 or more columns of 4 lanes or more), and narrow's 256 x 64 is not one of
- * its classes yet: both are set here, from candidates timed on an H100 at 16384 x 16 x 4096 and
- * 16384 x 64 x 4096 (lesson 14, "Small and thin problems"). */
+/* The three classes of thin problems. A header written before they existed lacks them: thin-K then gets
+ * the square's tiles, which it cuts along K, and skinny and narrow the tiles below, the fastest of the
+ * candidates timed on an H100 at 16384 x 16 x 4096 and 16384 x 64 x 4096 (lesson 14, "Small and thin
+ * problems"; plots/data/h100/step14_tiles.csv and step14_narrow.csv). make tune chooses all three. */
 #ifndef TUNED_THIN_K
 #define TUNED_THIN_K TUNED_SQUARE
 #endif

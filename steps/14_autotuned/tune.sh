@@ -30,12 +30,12 @@ absolute() { case $1 in /*) echo "$1" ;; *) echo "$CALLER_DIR/$1" ;; esac; }
 
 # ---------------------------------------------------------------- the declared space
 SPACE_BM="64 128 256"               # block tile rows
-SPACE_BN="64 128 256"               # block tile columns
+SPACE_BN="16 64 128 256"            # block tile columns (16: the skinny class's, N <= 32)
 SPACE_BK="16"                       # K-slice (8 lost in every class in the first two H200 runs, 2026-11-29;
                                     #   stage 2 tries 8 and 32 on the best tiles instead: 4.5 minutes a run)
 SPACE_LANES_M="4 8"                 # a warp's threads as LANES_M x (32 / LANES_M): warp tile = lanes x thread tile
-SPACE_THREAD_TILE="4x8 8x8 8x16 16x8" # TM x TN per thread
-SPACE_THREADS="128 256"             # threads per block (the warp tiles must cover the block tile exactly)
+SPACE_THREAD_TILE="8x4 4x8 8x8 8x16 16x8" # TM x TN per thread (8x4: 4 lanes of 4 columns, a 16-column warp tile)
+SPACE_THREADS="64 128 256"          # threads per block (the warp tiles must cover the block tile exactly)
 SPACE_PIPE_STAGE1=2                 # stage 1: every tile with step 11's pipeline, and BLOCKS from the
                                     #   thread tile: 128 registers a thread up to 64 accumulators, else 255
                                     #   (PIPE 3 here, as in the run of tuned_h200.h, hid tiles that spill
@@ -47,10 +47,8 @@ SPACE_ORDER="0 1"                   # stage 3: each class's best with every FFMA
 SPACE_ISSUE="-1 0 BK/2"             #   ... and, at PIPE 4-5, every copy issue point (stages 1-2: -1)
 
 # One shape per class; step 14's launcher puts a shape in a class by the same rules (kernel.cu: classify).
-# (skinny, N <= 32, and narrow, N <= 64 below a tall M, are not tuned: skinny's 16-column tiles lie outside
-# the space above, and narrow's shape is not among these; kernel.cu sets both)
 CLASSES="square:4096x4096x4096 tall:8192x1024x4096 wide:1024x8192x4096 short_k:4096x4096x256 small:1024x1024x1024
-         unaligned:4095x4095x4095 thin_k:512x512x16384"
+         unaligned:4095x4095x4095 thin_k:512x512x16384 skinny:16384x16x4096 narrow:16384x64x4096"
 VERIFY_SHAPES="1x1x1,7x5x3,31x33x17,127x129x257,255x1x513,1000x1000x1000,1024x768x512"
 VERIFY_SHAPES_BETA0="31x33x17,1000x1000x1000" # beta = 0: C is NaN before the run, so every element must be written
 
