@@ -11,7 +11,7 @@
 #          (stepNN_sweep.csv: `build/stepNN --sizes ... --csv`; step 14's is committed), the later file's row
 #          where a size repeats; the odd sizes (odd_sizes*.csv) as separate points. Failed rows are left out.
 #   small_shapes
-#          where steps/14_autotuned/shapes.sh's data is (step14_shapes.csv): step 14 at issue 49's shapes (small
+#          where steps/14_autotuned/shapes.sh's data is (step14_shapes.csv): step 14 at the shapes programs call (small
 #          squares, thin-K, skinny-N, short-K, the two controls), a bar per shape of the default's median
 #          fraction of cuBLAS SGEMM over the turns, coloured by class, with the lowest and highest turn and
 #          the value at its foot; another setting's medians as points; the target, 0.90, as a line. The medians
@@ -74,7 +74,7 @@ if [ -s "$DATA/step14_shapes.csv" ]; then
         device=$(sed -n 's/^device=//p' "$meta" 2>/dev/null) date=$(sed -n 's/^date=//p' "$meta" 2>/dev/null)
         turns=$(awk -F, 'NR > 1 { t[$2] = 1 } END { for (k in t) n++; print n + 0 }' "$DATA/step14_shapes.csv")
         {
-            echo "set title \"Step 14 at the shapes programs call (issue 49): the median of $turns turns, each beside cuBLAS SGEMM in the same run\\n${device:-step14_shapes.csv}${date:+, data of $date}\""
+            echo "set title \"Step 14 at the shapes programs call: the median of $turns turns, each beside cuBLAS SGEMM in the same run\\n${device:-step14_shapes.csv}${date:+, data of $date}\""
             echo "set ylabel 'fraction of cuBLAS SGEMM (same run)'; set yrange [0:$ymax]; set xrange [-0.6:$nshapes - 0.4]"
             echo "set grid ytics; set style fill solid 0.85 border -1; set boxwidth 0.7; set key top left horizontal maxrows 3 opaque box"
             echo "set xtics ($xtics) rotate by -35 scale 0 font ',10'; set bmargin 7"
@@ -98,7 +98,7 @@ for run in "14:autotuned GPU step (14) against cuBLAS SGEMM" "20:prefetch step (
     plot="$plot${plot:+, }'$TMP/w$s.dat' using 1:2 with linespoints lw 2 pt 7 title '${run#*:}'"
     [ -s "$TMP/o$s.dat" ] &&
         plot="$plot, '$TMP/o$s.dat' using 1:2 with points pt 6 ps 2 title 'step $s in the odd-sizes runs (4095 among them)'"
-    [ "$s" = 14 ] && floor=", 0.9 with lines dt 2 lw 1 lc rgb '#888888' title 'the GPU step''s floor in issue 18 (0.90)'"
+    [ "$s" = 14 ] && floor=", 0.9 with lines dt 2 lw 1 lc rgb '#888888' title 'the floor set for the GPU step (0.90)'"
 done
 [ -n "$plot" ] || exit $status
 device=""
