@@ -90,7 +90,7 @@ if gpu_steps | grep -qx 14_autotuned; then
         done
     done
     for split in 3 stream; do
-        for forced in square small unaligned short_k thin_k skinny; do
+        for forced in square small unaligned short_k thin_k skinny narrow; do
             scalars_for "14 $split $forced" "$(( 3 * $(shape_count "$SHAPES,1001x1030x600") ))"
             for ab in $PAIRS; do
                 for pad in "" "$PADDING" "$PADDING --param pad=1"; do
