@@ -6,7 +6,8 @@
 #   hybrid_split     time against the GPU's share x of C's columns at 4096^3, for the full GPU and the
 #                    own kernel on 16 and on 4 SMs: the GPU side, the CPU side and the whole call as
 #                    measured, the lecture's model max(x T_gpu(1), (1 - x) T_cpu(0)) from the two ends,
-#                    and the split the step's probe chose
+#                    and the split the step's probe chose; the CPU side's line names the threads it ran on
+#                    and its rate in the hybrid runs where the data has them (cpu_threads, cpu_gflops)
 #   hybrid_timeline  one call at 8192^3, GPU side alone: the copy engines, the SMs and the host copies,
 #                    with the three streams and with one
 set -u
@@ -36,13 +37,23 @@ if [ -s "$DATA/step22_split.csv" ]; then
             tg=$(awk '$1 == 1 { print $2 }' "$TMP/$g.dat"); tc=$(awk '$1 == 0 { print $3 }' "$TMP/$g.dat")
             [ -n "$tg" ] && [ -n "$tc" ] || continue
             title="full GPU (cuBLAS)"; [ "$g" != full ] && title="own kernel on $g"
+            # the CPU side's threads and rate in the hybrid runs, where measure.sh wrote them (columns
+            # cpu_threads, cpu_gflops): the median over the rows where both sides worked (0 < x < 1)
+            cpu=$(awk -F, -v g="$g" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                ("cpu_threads" in c) && $1 == g && $2 != "probed" && $4 > 0 && $4 < 1 && $(c["cpu_gflops"]) > 0 {
+                    t[++n] = $(c["cpu_threads"]); r[n] = $(c["cpu_gflops"]) }
+                END { if (n == 0) exit
+                      for (i = 2; i <= n; i++) for (j = i; j > 1 && r[j - 1] > r[j]; j--) {
+                          x = r[j]; r[j] = r[j - 1]; r[j - 1] = x; x = t[j]; t[j] = t[j - 1]; t[j - 1] = x }
+                      m = int((n + 1) / 2); printf "%d threads, %.0f GFLOP/s", t[m], r[m] }' "$DATA/step22_split.csv")
+            cpu_title="CPU side"; [ -n "$cpu" ] && cpu_title="CPU side ($cpu)"
             echo "set title '$title'"
             echo "tg = $tg; tc = $tc; model(x) = (x * tg > (1 - x) * tc) ? x * tg : (1 - x) * tc"
             echo "set yrange [5:2000]"
             printf "plot model(x) with lines dt 2 lw 2 lc rgb '#999999' title 'model from the ends', "
             printf "'%s' using 1:4 with linespoints lw 4 pt 9 lc rgb '#cc3311' title 'the whole call', " "$TMP/$g.dat"
             printf "'' using 1:(\$2 > 0 ? \$2 : NaN) with linespoints lw 2 pt 7 lc rgb '#117733' title 'GPU side', "
-            printf "'' using 1:(\$3 > 0 ? \$3 : NaN) with linespoints lw 1 dt 3 pt 5 lc rgb '#4477aa' title 'CPU side', "
+            printf "'' using 1:(\$3 > 0 ? \$3 : NaN) with linespoints lw 1 dt 3 pt 5 lc rgb '#4477aa' title '%s', " "$cpu_title"
             printf "'%s' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#000000' title 'split chosen by the probe'\n" "$TMP/$g.probe"
         done
         echo "unset multiplot"

@@ -223,6 +223,29 @@ else
     not_run 1 "plots/wins.sh's small_shapes: gnuplot is not installed here ($(apt_hint gnuplot-nox))"
 fi
 
+# Lesson 22's split chart names the CPU side's threads and rate where measure.sh's data has them (the
+# columns cpu_threads and cpu_gflops: the median over the rows where both sides worked), and keeps the
+# plain label where they are missing (the committed H200 data).
+if command -v gnuplot >/dev/null 2>&1; then
+    mkdir -p "$TMP_ART/hy"
+    { echo "gpu,x_forced,ng,x,gpu_ms,cpu_ms,total_ms,cpu_threads,cpu_gflops"
+      echo "full,0,0,0.0000,0.000,684.0,684.5,7,201.0"
+      echo "full,0.5,2048,0.5000,10.5,294.0,294.2,7,234.0"
+      echo "full,0.9,3686,0.9000,33.4,89.4,90.2,5,154.0"
+      echo "full,0.95,3891,0.9500,35.0,50.0,50.5,6,137.0"
+      echo "full,1,4096,1.0000,36.0,0.000,36.2,0,0"; } >"$TMP_ART/hy/step22_split.csv"
+    if plots/hybrid.sh "$TMP_ART/hy" "$TMP_ART/hy_charts" >"$TMP_ART/hy.log" 2>&1 &&
+        grep -q 'CPU side (5 threads, 154 GFLOP/s)' "$TMP_ART/hy_charts/hybrid_split.svg" &&
+        plots/hybrid.sh plots/data/h200 "$TMP_ART/hy_h200" >>"$TMP_ART/hy.log" 2>&1 &&
+        grep -q '>CPU side<' "$TMP_ART/hy_h200/hybrid_split.svg"; then
+        pass "plots/hybrid.sh: the split chart's CPU side names its threads and median rate where the data has them"
+    else
+        fail "plots/hybrid.sh's CPU side label: $(grep -o 'CPU side[^<]*' "$TMP_ART/hy_charts/hybrid_split.svg" 2>/dev/null | head -n 1), $(tail -n 1 "$TMP_ART/hy.log")"
+    fi
+else
+    not_run 1 "plots/hybrid.sh's split chart: gnuplot is not installed here ($(apt_hint gnuplot-nox))"
+fi
+
 # Lesson 21's thread scaling: steps/21_cpu_threads/scaling.sh on 1 and 2 threads at 96^3 (checked rows, a
 # threads column), refusing a bad size in one line; plots/threads.sh charts the committed host data.
 if steps/21_cpu_threads/scaling.sh "$TMP_ART/thr" 96 1 2 >"$TMP_ART/thr.log" 2>&1 &&
