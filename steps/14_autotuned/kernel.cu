@@ -1393,7 +1393,7 @@ const struct step STEP = {
     .number = 14,
     .name = "autotuned",
     .summary = "tiles and buffering tuned per shape class by make tune; per shape, the fill of the SMs, the last "
-               "round split along K, unaligned operands padded",
+               "round split along K, unaligned operands padded; thin shapes in tiles of their own",
     .precision = PRECISION_FP32,
     .target = TARGET_GPU,
     .max_size = 0,
