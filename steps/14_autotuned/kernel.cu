@@ -1202,10 +1202,11 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
          * slabs, 1.18). So cut K into as many slabs as the SMs have slots for, where each slab stays
          * FILL_MIN_K long or more: the second pass (a launch and one read of the partial products, 5-10
          * us) is then small beside each block's work. */
-        const long long slots = sms * class_tiles[c][FIELD_BLOCKS] / tiles; /* blocks per tile that fit */
-        const int fill_slabs = (int)(slots < K / FILL_MIN_K ? slots : K / FILL_MIN_K);
+        long long fill_slabs = sms * class_tiles[c][FIELD_BLOCKS] / tiles; /* blocks per tile that fit */
+        fill_slabs = fill_slabs < K / FILL_MIN_K ? fill_slabs : K / FILL_MIN_K;
+        fill_slabs = fill_slabs < SPLIT_MAX ? fill_slabs : (long long)SPLIT_MAX;
         if (split_slabs <= 1 && tiles * best.slabs <= sms && fill_slabs > best.slabs) {
-            const int kchunk = ceil_div(ceil_div(K, fill_slabs), SPLIT_ROUND) * SPLIT_ROUND;
+            const int kchunk = ceil_div(ceil_div(K, (int)fill_slabs), SPLIT_ROUND) * SPLIT_ROUND;
             if ((size_t)tiles * fill_slabs * tile_bytes <= WORKSPACE_MAX)
                 best.whole = 0, best.slabs = ceil_div(K, kchunk), best.kchunk = kchunk; /* (best_rounds kept) */
         }
@@ -1223,7 +1224,7 @@ static struct launch_plan plan_for(int c, int M, int N, int K)
     if (((split_slabs == SPLIT_AUTO && long_runs) || split_slabs == SPLIT_STREAM) && kiters >= 2 &&
         (size_t)2 * runs * tile_bytes <= WORKSPACE_MAX && last * kiters <= INT_MAX) {
         /* (each block writes up to two partial products) */
-        const double length = rounds(tiles - last, 0, 1, K) + (double)span / kiters + 2.0 * (int)PARTIAL_K / K;
+        const double length = rounds(tiles - last, 0, 1, K) + (double)span / kiters + 2.0 * (double)PARTIAL_K / K;
         /* a new second pass after whole rounds must save STREAM_MIN_SAVING of a round */
         const bool adds_pass = best.whole == tiles && tiles > last;
         const bool pays = length * gain < best_rounds && (!adds_pass || best_rounds - length >= STREAM_MIN_SAVING);
