@@ -66,6 +66,17 @@ int main(void)
                    p.slabs == e.slabs && p.span == e.span,
                what);
     }
+    /* a single tile with a very long K, in slabs (split=slabs: no stream-K): however many block slots the
+     * SMs have, at most SPLIT_MAX slabs */
+    split_slabs = SPLIT_SLABS;
+    for (const int n : {16, 64, 128}) {
+        const struct launch_plan p = choose(16, n, 1 << 20, true);
+        char what[128];
+        snprintf(what, sizeof what, "16x%dx%d: %s, %d slabs (at most %d)", n, 1 << 20, class_names[p.config], p.slabs,
+                 (int)SPLIT_MAX);
+        expect(p.slabs >= 2 && p.slabs <= SPLIT_MAX && p.span == 0, what);
+    }
+    split_slabs = SPLIT_AUTO;
     /* stream-K's rule against its threshold: a shape where it would save a little less than
      * STREAM_MIN_SAVING keeps whole tiles; forced (split=stream), it is taken anyway */
     split_slabs = SPLIT_STREAM;
