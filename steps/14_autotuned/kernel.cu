@@ -1112,9 +1112,9 @@ static int pad_mode = -1;    /* --param pad=auto|0|1: -1 copies an unaligned A o
 static int plan_sms = 0;     /* --param sms=N: plan as if the GPU had N SMs (0: its own count) */
 
 /** The class of a problem: first the thin ones, aligned (N of SKINNY_N_MAX or less; N of NARROW_N_MAX
- *  or less below a tall M; K at least THIN_K_RATIO times M and N), then small (a 128x128 tiling fills under 3/4 of one wave of 2 blocks per SM on
- *  the H200: 196 tiles), then unaligned (A or B without 128-bit loads), then short K, then by aspect
- *  ratio. */
+ *  or less below a tall M; K at least THIN_K_RATIO times M and N), then small (a 128x128 tiling fills
+ *  under 3/4 of one wave of 2 blocks per SM on the H200: 196 tiles), then unaligned (A or B without
+ *  128-bit loads), then short K, then by aspect ratio. */
 static int classify(int M, int N, int K, bool aligned)
 {
     if (aligned && N <= SKINNY_N_MAX)
@@ -1325,7 +1325,8 @@ static bool parse_count(const char *text, int lo, int hi, int *n)
  *  tile/pipeline depth/blocks per SM/order/issue. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
-    static const char usage[] = "this step takes --param class=auto|square|tall|wide|short_k|small|unaligned|thin_k|skinny|narrow, "
+    static const char usage[] = "this step takes --param "
+                                "class=auto|square|tall|wide|short_k|small|unaligned|thin_k|skinny|narrow, "
                                 "choose=shape|class, split=auto|slabs|grid|stream|1|2|3|8, pad=auto|0|1, "
                                 "edge=shift|hang and sms=auto|100";
     for (int t = 0; t < nparams; ++t) {
