@@ -272,11 +272,19 @@ static void check_slice_copies(const problem *P, int i0, int j0, int s, const ch
     memset(times, 0, sizeof times);
     for (int t = 0; t < T::THREADS; ++t) {
         const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
+        const bool inside = cp.inside_mn(P->N, j0) && s < P->K / BK; /* as the kernels choose */
         for (int pass = 0; pass < CP::A_PASSES + CP::B_PASSES; ++pass) {
             const bool is_a = pass < CP::A_PASSES;
             const int p = is_a ? pass : pass - CP::A_PASSES;
-            const typename CP::chunk c = is_a ? cp.a_copy(s, p, P->A, P->lda, P->K)
-                                              : cp.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
+            const typename CP::chunk general = is_a ? cp.a_copy(s, p, P->A, P->lda, P->K)
+                                                    : cp.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
+            const typename CP::chunk c = !inside ? general
+                                         : is_a  ? cp.a_copy_inside(s, p, P->lda)
+                                                 : cp.b_copy_inside(s, p, P->ldb);
+            if (c.dst != general.dst || c.src != general.src || c.bytes != general.bytes)
+                miss(&t_copy, "%s: %s copy of thread %d, pass %d, slice %d without bounds tests (dst %d, %d bytes) is "
+                     "not the tested one's (dst %d, %d bytes, or another source)", where, is_a ? "A" : "B", t, p, s,
+                     c.dst, c.bytes, general.dst, general.bytes);
             if (is_a)
                 check_source(P->A, P->lda, P->M, P->K, c.src, c.bytes, "A", t, p);
             else
@@ -407,12 +415,14 @@ static void issue_emul(const problem *P, int stage, int s, int i0, int j0, const
     using CP = copier<WARPS>;
     for (int t = 0; t < tiles<WARPS>::THREADS; ++t) {
         const CP cp(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
+        const bool inside = cp.inside_mn(P->N, j0) && s < P->K / BK; /* as the kernels choose */
         for (int p = 0; p < CP::A_PASSES; ++p) {
-            const typename CP::chunk c = cp.a_copy(s, p, P->A, P->lda, P->K);
+            const typename CP::chunk c = inside ? cp.a_copy_inside(s, p, P->lda) : cp.a_copy(s, p, P->A, P->lda, P->K);
             cp_async(stage + c.dst, c.src, c.bytes, s, where);
         }
         for (int p = 0; p < CP::B_PASSES; ++p) {
-            const typename CP::chunk c = cp.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
+            const typename CP::chunk c = inside ? cp.b_copy_inside(s, p, P->ldb)
+                                                : cp.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
             cp_async(stage + c.dst, c.src, c.bytes, s, where);
         }
     }
@@ -572,19 +582,21 @@ static void load_fragments_emul(int buf, int stage, int kk, int s, const char *w
 {
     for (int w = 0; w < WARPS; ++w) {
         const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M; /* as the kernels */
-        const int as = stage, bs = stage + tiles<WARPS>::AS_SIZE;
         int addr[WARP];
         unsigned r[WARP][4];
+        lane_rows rows[WARP]; /* as the kernels: each lane's rows, then constants per k-step and piece */
+        for (int l = 0; l < WARP; ++l)
+            rows[l] = rows_of(l, wi, wj);
         for (int a = 0; a < WM; ++a) {
             for (int l = 0; l < WARP; ++l)
-                addr[l] = as + a_fragment_offset(l, kk, wi, a);
+                addr[l] = stage + a_row(rows[l], kk, a);
             ldmatrix_emul(addr, true, r, {where, s, kk, w, true, a});
             for (int l = 0; l < WARP; ++l)
                 memcpy(frag[w * WARP + l][buf].a[a], r[l], sizeof r[l]);
         }
         for (int b = 0; b < WN; ++b) {
             for (int l = 0; l < WARP; ++l)
-                addr[l] = bs + b_fragment_offset(l, kk, wj, b);
+                addr[l] = stage + b_row(rows[l], kk, b);
             ldmatrix_emul(addr, false, r, {where, s, kk, w, false, b});
             for (int l = 0; l < WARP; ++l)
                 memcpy(frag[w * WARP + l][buf].b[b], r[l], sizeof r[l]);
@@ -838,8 +850,19 @@ static typename s27::producer<WARPS>::chunk piece_copy(const problem *P, piece p
                                                        int j0)
 {
     const s27::producer<WARPS> pr(lane);
-    return pc.is_a ? pr.a_copy(pc.index, s, pass, P->A, P->lda, P->M, P->K, i0)
-                   : pr.b_copy(pc.index, s, pass, P->B, P->ldb, P->N, P->K, j0);
+    const typename s27::producer<WARPS>::chunk general =
+        pc.is_a ? pr.a_copy(pc.index, s, pass, P->A, P->lda, P->M, P->K, i0)
+                : pr.b_copy(pc.index, s, pass, P->B, P->ldb, P->N, P->K, j0);
+    /* as issue_a and issue_b choose */
+    if (pc.is_a ? !pr.a_inside(s, P->M, P->K, i0) : !pr.b_inside(s, P->N, P->K, j0))
+        return general;
+    const typename s27::producer<WARPS>::chunk c = pc.is_a ? pr.a_copy_inside(pc.index, s, pass, P->A, P->lda, i0)
+                                                           : pr.b_copy_inside(pc.index, s, pass, P->B, P->ldb, j0);
+    if (c.dst != general.dst || c.src != general.src || c.bytes != general.bytes)
+        miss(&t_copy, "step 27: %s piece %d copy of lane %d, pass %d, slice %d without bounds tests (dst %d, %d bytes) "
+             "is not the tested one's (dst %d, %d bytes, or another source)", pc.is_a ? "A" : "B", pc.index, lane,
+             pass, s, c.dst, c.bytes, general.dst, general.bytes);
+    return c;
 }
 
 /** Checks one of the producer's copies: its source (check_source) and its place, 16-byte aligned inside As
@@ -1228,20 +1251,23 @@ template <int WARPS>
 static void load27(const run27 &r, int w, const op27 &o, int now)
 {
     const int wi = (w % WARPS_M) * WM * MMA_M, wj = (w / WARPS_M) * WN * MMA_M; /* as shift_sync_gemm */
-    const int as = o.slice % r.stages * s27::tiles<WARPS>::STAGE, bs = as + s27::tiles<WARPS>::AS_SIZE;
+    const int stage = o.slice % r.stages * s27::tiles<WARPS>::STAGE;
     const int kk = o.point;
     int addr[WARP];
     unsigned regs[WARP][4];
+    s27::lane_rows rows[WARP]; /* as shift_sync_gemm: each lane's rows, then constants per k-step and piece */
+    for (int l = 0; l < WARP; ++l)
+        rows[l] = s27::rows_of(l, wi, wj);
     for (int a = 0; a < WM; ++a) {
         for (int l = 0; l < WARP; ++l)
-            addr[l] = as + s27::a_fragment_offset(l, kk, wi, a);
+            addr[l] = stage + s27::a_row(rows[l], kk, a);
         ldmatrix27(r, now, addr, true, regs, {r.where, o.slice, kk, w, true, a});
         for (int l = 0; l < WARP; ++l)
             memcpy(frag27[w * WARP + l][o.arg].a[a], regs[l], sizeof regs[l]);
     }
     for (int b = 0; b < WN; ++b) {
         for (int l = 0; l < WARP; ++l)
-            addr[l] = bs + s27::b_fragment_offset(l, kk, wj, b);
+            addr[l] = stage + s27::b_row(rows[l], kk, b);
         ldmatrix27(r, now, addr, false, regs, {r.where, o.slice, kk, w, false, b});
         for (int l = 0; l < WARP; ++l)
             memcpy(frag27[w * WARP + l][o.arg].b[b], regs[l], sizeof regs[l]);
@@ -1562,16 +1588,23 @@ static void check_step25_copier(const problem *P)
             for (int t = 0; t < tiles<WARPS>::THREADS; ++t) {
                 const A26 c26(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
                 const A25 c25(t, P->A, P->lda, P->B, P->ldb, P->M, i0, j0);
+                ok &= c26.inside_mn(P->N, j0) == c25.inside_mn(P->N, j0);
                 for (int s = 0; s < tiles_along(P->K, BK); ++s) {
                     for (int p = 0; p < A26::A_PASSES; ++p) {
                         const typename A26::chunk x = c26.a_copy(s, p, P->A, P->lda, P->K);
                         const typename A25::chunk y = c25.a_copy(s, p, P->A, P->lda, P->K);
+                        const typename A26::chunk xi = c26.a_copy_inside(s, p, P->lda);
+                        const typename A25::chunk yi = c25.a_copy_inside(s, p, P->lda);
                         ok &= x.dst == y.dst && x.src == y.src && x.bytes == y.bytes;
+                        ok &= xi.dst == yi.dst && xi.src == yi.src && xi.bytes == yi.bytes;
                     }
                     for (int p = 0; p < A26::B_PASSES; ++p) {
                         const typename A26::chunk x = c26.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
                         const typename A25::chunk y = c25.b_copy(s, p, P->B, P->ldb, P->N, P->K, j0);
+                        const typename A26::chunk xi = c26.b_copy_inside(s, p, P->ldb);
+                        const typename A25::chunk yi = c25.b_copy_inside(s, p, P->ldb);
                         ok &= x.dst == y.dst && x.src == y.src && x.bytes == y.bytes;
+                        ok &= xi.dst == yi.dst && xi.src == yi.src && xi.bytes == yi.bytes;
                     }
                 }
             }
@@ -1598,6 +1631,18 @@ static void check_step25_functions()
                 for (int wj = 0; wj < tiles<STEP26_WARPS_MAX>::BN; wj += WN * MMA_M)
                     ok &= s25::b_fragment_offset(l, kk, wj, p) == b_fragment_offset(l, kk, wj, p);
             }
+    for (int l = 0; l < WARP; ++l) /* the rows found once, and the constants from them */
+        for (int wi = 0; wi < BM; wi += WM * MMA_M)
+            for (int wj = 0; wj < tiles<STEP26_WARPS_MAX>::BN; wj += WN * MMA_M) {
+                const s25::lane_rows r25 = s25::rows_of(l, wi, wj);
+                const lane_rows r26 = rows_of(l, wi, wj);
+                for (int kk = 0; kk < KSTEPS; ++kk)
+                    for (int p = 0; p < 4; ++p) {
+                        ok &= s25::a_row(r25, kk, p) == a_row(r26, kk, p) && s25::b_row(r25, kk, p) == b_row(r26, kk, p);
+                        ok &= a_row(r26, kk, p) == a_fragment_offset(l, kk, wi, p) &&
+                              b_row(r26, kk, p) == tiles<4>::AS_SIZE + b_fragment_offset(l, kk, wj, p);
+                    }
+            }
     for (int l = 0; l < WARP; ++l)
         for (int p = 0; p < 2 * WN; ++p)
             for (int e = 0; e < 4; ++e)
@@ -1613,8 +1658,8 @@ static void check_step25_functions()
     s25::update(c25, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f), update(c26, 1, 1, 2, 0, 1, 0.5f, 0.0f, 6.0f);
     ok &= bits_of(c25[0]) == bits_of(c26[0]) && bits_of(c25[1]) == bits_of(c26[1]) && to_float(c26[0]) == 7.0f &&
           to_float(c26[1]) == 3.0f;
-    expect(ok, "step 25's as_offset, bs_offset, a/b_fragment_offset, b_piece, acc_row/col, tiles_along, update: step "
-           "26's");
+    expect(ok, "step 25's as_offset, bs_offset, a/b_fragment_offset, rows_of, a/b_row, b_piece, acc_row/col, tiles_along, "
+           "update: step 26's; a_row and b_row: the fragments' offsets in the stage");
 }
 
 /** Step 27's offsets, fragments' addresses, accumulator places, update() and block order are step 26's; its
@@ -1635,6 +1680,15 @@ static void check_step27_functions()
                     ok &= s27::a_fragment_offset(l, kk, wi, p) == a_fragment_offset(l, kk, wi, p);
                 for (int wj = 0; wj < MAX_BN; wj += WN * MMA_M)
                     ok &= s27::b_fragment_offset(l, kk, wj, p) == b_fragment_offset(l, kk, wj, p);
+            }
+    for (int l = 0; l < WARP; ++l) /* the rows found once, and the constants from them */
+        for (int wi = 0; wi < BM; wi += WM * MMA_M)
+            for (int wj = 0; wj < MAX_BN; wj += WN * MMA_M) {
+                const s27::lane_rows r27 = s27::rows_of(l, wi, wj);
+                const lane_rows r26 = rows_of(l, wi, wj);
+                for (int kk = 0; kk < KSTEPS; ++kk)
+                    for (int p = 0; p < 4; ++p)
+                        ok &= s27::a_row(r27, kk, p) == a_row(r26, kk, p) && s27::b_row(r27, kk, p) == b_row(r26, kk, p);
             }
     for (int l = 0; l < WARP; ++l)
         for (int p = 0; p < 2 * WN; ++p)
@@ -1684,7 +1738,7 @@ static void check_step27_functions()
         for (int p = 0; p < s27::producer<4>::PASSES; ++p)
             ok &= issued[p] == 1;
     }
-    expect(ok, "step 27's as_offset, bs_offset, a/b_fragment_offset, b_piece, acc_row/col, tiles_along, "
+    expect(ok, "step 27's as_offset, bs_offset, a/b_fragment_offset, rows_of, a/b_row, b_piece, acc_row/col, tiles_along, "
            "tile_of_block, update: step 26's; point_of within points() (warps 4 and 6), every point a warp's");
 }
 

@@ -84,13 +84,15 @@ __host__ __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(
 /** The float equal to @p x (exact). */
 __host__ __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-/** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
- *  the rest filled with zeros (nothing is read when @p inside is 0). */
-__device__ void copy16(__nv_bfloat16 *dst, const __nv_bfloat16 *src, int inside)
+/** The 32-bit shared-memory address of @p p, a pointer into shared memory (cp.async and ldmatrix take these). */
+__device__ unsigned shared_address(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/** Issues a copy of 16 bytes from @p src to the shared address @p dst, of which the first @p inside bytes are
+ *  read and the rest filled with zeros (nothing is read when @p inside is 0). */
+__device__ void copy16(unsigned dst, const __nv_bfloat16 *src, int inside)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst); /* cp.async takes a shared-memory address */
     /* .cg: cached in L2 only, not L1 (a block reads each element once) */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(inside) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside) : "memory");
 }
 
 /** Closes the copies this thread issued since the last call into one group. */
@@ -104,22 +106,20 @@ template <int PENDING> __device__ void wait_copies()
 
 /**
  * ldmatrix .x4: four 8x8 tiles of 16-bit elements from shared memory into four registers per lane. Lane
- * L gives the address of row L % 8 of tile L / 8 (16 contiguous bytes); register q receives, of tile q,
- * row lane/4, columns 2*(lane%4) and +1 (with .trans: column lane/4, rows 2*(lane%4) and +1, i.e. the
- * tile transposed on the way).
+ * L gives the shared address @p row of row L % 8 of tile L / 8 (16 contiguous bytes); register q receives,
+ * of tile q, row lane/4, columns 2*(lane%4) and +1 (with .trans: column lane/4, rows 2*(lane%4) and +1,
+ * i.e. the tile transposed on the way).
  */
-__device__ void ldmatrix_x4(unsigned r[4], const __nv_bfloat16 *row)
+__device__ void ldmatrix_x4(unsigned r[4], unsigned row)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row) : "memory");
 }
 /** ldmatrix .x4 .trans: as ldmatrix_x4, each 8x8 tile transposed on the way. */
-__device__ void ldmatrix_x4_trans(unsigned r[4], const __nv_bfloat16 *row)
+__device__ void ldmatrix_x4_trans(unsigned r[4], unsigned row)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row) : "memory");
 }
 
 /**
@@ -209,19 +209,56 @@ template <int WARPS> struct copier {
         return c;
     }
 
-    /** Issue the copies of slice @p s (K from s*BK) into the stage @p st (As, then Bs); zeros outside. */
-    __device__ void issue(__nv_bfloat16 *st, int s, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
-                          int ldb, int N, int K, int j0) const
+    /** Whether every chunk of this thread lies wholly inside M and N (its A rows and all its B columns): then,
+     *  in a slice wholly inside K, a_copy and b_copy are the *_inside copies below. */
+    __host__ __device__ bool inside_mn(int N, int j0) const
     {
+        return a_rows == VEC && j0 + b_col + (B_PASSES - 1) * B_STEP < N;
+    }
+
+    /** a_copy where the chunk lies inside (inside_mn, slice @p s wholly inside K): no test, a fixed stride. */
+    __host__ __device__ chunk a_copy_inside(int s, int p, int lda) const
+    {
+        return {a_dst + p * A_STEP * BM, a_src + (size_t)s * BK * lda + (size_t)p * A_STEP * lda, CHUNK_BYTES};
+    }
+
+    /** b_copy where the chunk lies inside (inside_mn, slice @p s wholly inside K). */
+    __host__ __device__ chunk b_copy_inside(int s, int p, int ldb) const
+    {
+        return {b_dst + p * B_STEP * BK, b_src + s * BK + (size_t)p * B_STEP * ldb, CHUNK_BYTES};
+    }
+
+    /**
+     * Issue the copies of slice @p s (K from s*BK) into the stage at shared address @p st (As, then Bs);
+     * zeros outside. Where @p inside (inside_mn, and the slice wholly inside K: every slice but the last
+     * of most blocks) the copies skip the bounds tests: a dozen instructions per copy that would otherwise
+     * take issue slots from the mma.sync.
+     */
+    __device__ void issue(unsigned st, int s, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb,
+                          int N, int K, int j0, bool inside) const
+    {
+        if (inside) {
+#pragma unroll
+            for (int p = 0; p < A_PASSES; ++p) {
+                const chunk c = a_copy_inside(s, p, lda);
+                copy16(st + c.dst * ELEM, c.src, c.bytes);
+            }
+#pragma unroll
+            for (int p = 0; p < B_PASSES; ++p) {
+                const chunk c = b_copy_inside(s, p, ldb);
+                copy16(st + c.dst * ELEM, c.src, c.bytes);
+            }
+            return;
+        }
 #pragma unroll
         for (int p = 0; p < A_PASSES; ++p) {
             const chunk c = a_copy(s, p, A, lda, K);
-            copy16(st + c.dst, c.src, c.bytes);
+            copy16(st + c.dst * ELEM, c.src, c.bytes);
         }
 #pragma unroll
         for (int p = 0; p < B_PASSES; ++p) {
             const chunk c = b_copy(s, p, B, ldb, N, K, j0);
-            copy16(st + c.dst, c.src, c.bytes);
+            copy16(st + c.dst * ELEM, c.src, c.bytes);
         }
     }
 };
@@ -259,18 +296,45 @@ __host__ __device__ int b_fragment_offset(int lane, int kk, int wj, int b)
     return bs_offset(b_j + b * MMA_M, b_chunk); /* piece b: the same row mod 8, the same swizzle */
 }
 
-/** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
-template <int WARPS>
-__device__ void load_fragments(fragments &f, const __nv_bfloat16 *as, int kk, int wi, int wj)
+/**
+ * A lane's ldmatrix rows, found once per block: element offsets in a stage of A's row for each piece at
+ * k-step 0 and of B's row for piece 0 at each k-step. Every other row is one of these plus a constant: 16
+ * rows of As further (a k-step) or 16 rows of Bs further (a piece of B) leave a row's swizzle, row mod 8,
+ * unchanged. The loop's loads then need no index arithmetic: the constants fold into the instructions.
+ */
+struct lane_rows {
+    int a[WM];     /**< a_fragment_offset(lane, 0, wi, a) */
+    int b[KSTEPS]; /**< AS_SIZE + b_fragment_offset(lane, kk, wj, 0) */
+};
+enum {
+    A_KSTEP = MMA_K * BM, /* elements of As from one k-step's rows to the next's */
+    B_PIECE = MMA_M * BK  /* elements of Bs from one piece of B's rows to the next's */
+};
+
+/** The rows of lane @p lane in the warp tile at (@p wi, @p wj). */
+__host__ __device__ lane_rows rows_of(int lane, int wi, int wj)
 {
-    const __nv_bfloat16 *bs = as + tiles<WARPS>::AS_SIZE;
-    const int lane = threadIdx.x % WARP;
+    lane_rows r;
+    for (int a = 0; a < WM; ++a)
+        r.a[a] = a_fragment_offset(lane, 0, wi, a);
+    for (int kk = 0; kk < KSTEPS; ++kk)
+        r.b[kk] = BK * BM + b_fragment_offset(lane, kk, wj, 0); /* Bs follows As in the stage */
+    return r;
+}
+/** Element offset in the stage of the row of A's piece @p a in k-step @p kk: a_fragment_offset's, plus As. */
+__host__ __device__ int a_row(const lane_rows &r, int kk, int a) { return r.a[a] + kk * A_KSTEP; }
+/** Element offset in the stage of the row of B's piece @p b in k-step @p kk: As plus b_fragment_offset's. */
+__host__ __device__ int b_row(const lane_rows &r, int kk, int b) { return r.b[kk] + b * B_PIECE; }
+
+/** Load the warp's fragments of k-step @p kk of the stage at shared address @p stage (rows: the lane's). */
+__device__ void load_fragments(fragments &f, unsigned stage, const lane_rows &rows, int kk)
+{
 #pragma unroll
     for (int a = 0; a < WM; ++a)
-        ldmatrix_x4_trans(f.a[a], as + a_fragment_offset(lane, kk, wi, a));
+        ldmatrix_x4_trans(f.a[a], stage + a_row(rows, kk, a) * ELEM);
 #pragma unroll
     for (int b = 0; b < WN; ++b)
-        ldmatrix_x4(f.b[b], bs + b_fragment_offset(lane, kk, wj, b));
+        ldmatrix_x4(f.b[b], stage + b_row(rows, kk, b) * ELEM);
 }
 
 /** The two registers of @p f that hold the 16x8 piece @p n of B (columns 8n..8n+7 of the warp tile): b[0],
@@ -344,7 +408,7 @@ pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda
 {
     using T = tiles<WARPS>;
     extern __shared__ __align__(128) unsigned char smem[];
-    __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem); /* STAGES x (As, Bs) */
+    const unsigned ring = shared_address(smem); /* STAGES x (As, Bs) */
 
     int tm, tn;
     tile_of_block(blockIdx.x, tiles_along(M, BM), tiles_along(N, T::BN), group_rows, &tm, &tn);
@@ -355,11 +419,13 @@ pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda
 
     float acc[WM][2 * WN][4] = {};
     const copier<WARPS> cp(threadIdx.x, A, lda, B, ldb, M, i0, j0);
-    const int slices = tiles_along(K, BK);
-    auto stage = [&](int s) { return ring + (s % STAGES) * T::STAGE; };
+    const bool inside_mn = cp.inside_mn(N, j0);
+    const int slices = tiles_along(K, BK), inside_k = K / BK; /* slices, and those wholly inside K */
+    const lane_rows rows = rows_of(threadIdx.x % WARP, wi, wj);
+    auto stage = [&](int s) { return ring + (unsigned)(s % STAGES) * T::STAGE * ELEM; }; /* its shared address */
     auto issue = [&](int s) { /* slice s into its stage; an empty group past the last slice */
         if (s < slices)
-            cp.issue(stage(s), s, A, lda, B, ldb, N, K, j0);
+            cp.issue(stage(s), s, A, lda, B, ldb, N, K, j0, inside_mn && s < inside_k);
         commit_copies();
     };
 
@@ -369,7 +435,7 @@ pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda
     __syncthreads();           /* (for everyone) */
 
     fragments f[2]; /* k-step kk's in f[kk % 2] while the next k-step's load into the other */
-    load_fragments<WARPS>(f[0], stage(0), 0, wi, wj);
+    load_fragments(f[0], stage(0), rows, 0);
     for (int s = 0; s < slices; ++s) {
         issue(s + STAGES - 1); /* into the stage of slice s-1, which every warp has finished reading */
 #pragma unroll
@@ -379,9 +445,9 @@ pipelined_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda
                 __syncthreads();           /* (for everyone); and every warp is done with slice s-1 */
             }
             if (kk + 1 < KSTEPS)
-                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s), kk + 1, wi, wj);
+                load_fragments(f[(kk + 1) % 2], stage(s), rows, kk + 1);
             else if (s + 1 < slices)
-                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s + 1), 0, wi, wj);
+                load_fragments(f[(kk + 1) % 2], stage(s + 1), rows, 0);
             multiply(acc, f[kk % 2]);
         }
     }

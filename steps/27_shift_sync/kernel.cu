@@ -40,7 +40,7 @@
  * Why 6 consumers at most, where step 26 runs 8 warps of 64x64: an SM's
  * register file is four files of 16 K registers, one per scheduler, and a
  * block's warps are dealt to the schedulers in turn. A 64x64 warp tile needs
- * about 230 registers a thread (233 on sm_90), so a scheduler holds two such
+ * over 200 registers a thread (222 to 226 on sm_90), so a scheduler holds two such
  * warps (2 x 32 x 256 = 16 K) and no more: 8 consumers and a producer, 9
  * warps, would put 3 on one scheduler and fail to launch ("too many
  * resources requested"), even at 224 registers a thread. With 6
@@ -124,13 +124,15 @@ __host__ __device__ __nv_bfloat16 to_bf16(float x) { return __float2bfloat16_rn(
 /** The float equal to @p x (exact). */
 __host__ __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-/** Issues a copy of 16 bytes from @p src to shared @p dst, of which the first @p inside bytes are read and
- *  the rest filled with zeros (nothing is read when @p inside is 0). */
-__device__ void copy16(__nv_bfloat16 *dst, const __nv_bfloat16 *src, int inside)
+/** The 32-bit shared-memory address of @p p, a pointer into shared memory (cp.async and ldmatrix take these). */
+__device__ unsigned shared_address(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/** Issues a copy of 16 bytes from @p src to the shared address @p dst, of which the first @p inside bytes are
+ *  read and the rest filled with zeros (nothing is read when @p inside is 0). */
+__device__ void copy16(unsigned dst, const __nv_bfloat16 *src, int inside)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst); /* cp.async takes a shared-memory address */
     /* .cg: cached in L2 only, not L1 (a block reads each element once) */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(inside) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside) : "memory");
 }
 
 /** Waits until every cp.async this thread issued has completed (its writes to shared memory done). */
@@ -138,22 +140,20 @@ __device__ void wait_all_copies() { asm volatile("cp.async.wait_all;\n" ::: "mem
 
 /**
  * ldmatrix .x4: four 8x8 tiles of 16-bit elements from shared memory into four registers per lane. Lane
- * L gives the address of row L % 8 of tile L / 8 (16 contiguous bytes); register q receives, of tile q,
- * row lane/4, columns 2*(lane%4) and +1 (with .trans: column lane/4, rows 2*(lane%4) and +1, i.e. the
- * tile transposed on the way).
+ * L gives the shared address @p row of row L % 8 of tile L / 8 (16 contiguous bytes); register q receives,
+ * of tile q, row lane/4, columns 2*(lane%4) and +1 (with .trans: column lane/4, rows 2*(lane%4) and +1,
+ * i.e. the tile transposed on the way).
  */
-__device__ void ldmatrix_x4(unsigned r[4], const __nv_bfloat16 *row)
+__device__ void ldmatrix_x4(unsigned r[4], unsigned row)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row) : "memory");
 }
 /** ldmatrix .x4 .trans: as ldmatrix_x4, each 8x8 tile transposed on the way. */
-__device__ void ldmatrix_x4_trans(unsigned r[4], const __nv_bfloat16 *row)
+__device__ void ldmatrix_x4_trans(unsigned r[4], unsigned row)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row) : "memory");
 }
 
 /**
@@ -233,29 +233,70 @@ template <int WARPS> struct producer {
         return x;
     }
 
-    /** Producer warp @p pw's share of A's half @p h of slice @p s, into stage @p st: its NP-th of the passes. */
+    /** a_copy where it lies inside A (a_inside): no test. */
+    __host__ __device__ chunk a_copy_inside(int h, int s, int p, const __nv_bfloat16 *A, int lda, int i0) const
+    {
+        const int k = p * ROWS_PER_PASS + lane_row, c = h * SWIZZLE + lane_chunk; /* as a_copy */
+        return {as_offset(k, c), A + (i0 + c * VEC) + (size_t)s * BK * lda + (size_t)k * lda, CHUNK_BYTES};
+    }
+
+    /** b_copy where it lies inside B (b_inside). */
+    __host__ __device__ chunk b_copy_inside(int q, int s, int p, const __nv_bfloat16 *B, int ldb, int j0) const
+    {
+        const int j = q * HALF + p * ROWS_PER_PASS + lane_row; /* as b_copy */
+        return {T::AS_SIZE + bs_offset(j, lane_chunk), B + (s * BK + lane_chunk * VEC) + (size_t)(j0 + j) * ldb,
+                CHUNK_BYTES};
+    }
+
+    /** Whether A's copies of slice @p s for the block's rows from @p i0 lie wholly inside A: the tile's rows
+     *  inside M and the slice inside K (then a_copy is a_copy_inside). */
+    __host__ __device__ static bool a_inside(int s, int M, int K, int i0) { return i0 + BM <= M && (s + 1) * BK <= K; }
+    /** Whether B's copies of slice @p s for the block's columns from @p j0 lie wholly inside B. */
+    __host__ __device__ static bool b_inside(int s, int N, int K, int j0)
+    {
+        return j0 + T::BN <= N && (s + 1) * BK <= K;
+    }
+
+    /** Producer warp @p pw's share of A's half @p h of slice @p s, into the stage at shared address @p st: its
+     *  NP-th of the passes; without bounds tests where they lie inside A (step 25's inside copies). */
     template <int NP>
-    __device__ void issue_a(__nv_bfloat16 *st, int pw, int h, int s, const __nv_bfloat16 *A, int lda, int M, int K,
+    __device__ void issue_a(unsigned st, int pw, int h, int s, const __nv_bfloat16 *A, int lda, int M, int K,
                             int i0) const
     {
         static_assert(PASSES % NP == 0, "the producer warps share the passes evenly");
+        if (a_inside(s, M, K, i0)) {
+#pragma unroll
+            for (int i = 0; i < PASSES / NP; ++i) {
+                const chunk x = a_copy_inside(h, s, pass_of(i, pw, NP), A, lda, i0);
+                copy16(st + x.dst * ELEM, x.src, x.bytes);
+            }
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < PASSES / NP; ++i) {
             const chunk x = a_copy(h, s, pass_of(i, pw, NP), A, lda, M, K, i0);
-            copy16(st + x.dst, x.src, x.bytes);
+            copy16(st + x.dst * ELEM, x.src, x.bytes);
         }
     }
 
-    /** Producer warp @p pw's share of B's part @p q of slice @p s, into stage @p st. */
+    /** Producer warp @p pw's share of B's part @p q of slice @p s, into the stage at shared address @p st. */
     template <int NP>
-    __device__ void issue_b(__nv_bfloat16 *st, int pw, int q, int s, const __nv_bfloat16 *B, int ldb, int N, int K,
+    __device__ void issue_b(unsigned st, int pw, int q, int s, const __nv_bfloat16 *B, int ldb, int N, int K,
                             int j0) const
     {
         static_assert(PASSES % NP == 0, "the producer warps share the passes evenly");
+        if (b_inside(s, N, K, j0)) {
+#pragma unroll
+            for (int i = 0; i < PASSES / NP; ++i) {
+                const chunk x = b_copy_inside(q, s, pass_of(i, pw, NP), B, ldb, j0);
+                copy16(st + x.dst * ELEM, x.src, x.bytes);
+            }
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < PASSES / NP; ++i) {
             const chunk x = b_copy(q, s, pass_of(i, pw, NP), B, ldb, N, K, j0);
-            copy16(st + x.dst, x.src, x.bytes);
+            copy16(st + x.dst * ELEM, x.src, x.bytes);
         }
     }
 };
@@ -303,18 +344,45 @@ __host__ __device__ int b_fragment_offset(int lane, int kk, int wj, int b)
     return bs_offset(b_j + b * MMA_M, b_chunk); /* piece b: the same row mod 8, the same swizzle */
 }
 
-/** Load the warp's fragments of k-step @p kk of the stage at @p as, for the warp tile at (wi, wj). */
-template <int WARPS>
-__device__ void load_fragments(fragments &f, const __nv_bfloat16 *as, int kk, int wi, int wj)
+/**
+ * A lane's ldmatrix rows, found once per block: element offsets in a stage of A's row for each piece at
+ * k-step 0 and of B's row for piece 0 at each k-step. Every other row is one of these plus a constant: 16
+ * rows of As further (a k-step) or 16 rows of Bs further (a piece of B) leave a row's swizzle, row mod 8,
+ * unchanged. The loop's loads then need no index arithmetic: the constants fold into the instructions.
+ */
+struct lane_rows {
+    int a[WM];     /**< a_fragment_offset(lane, 0, wi, a) */
+    int b[KSTEPS]; /**< AS_SIZE + b_fragment_offset(lane, kk, wj, 0) */
+};
+enum {
+    A_KSTEP = MMA_K * BM, /* elements of As from one k-step's rows to the next's */
+    B_PIECE = MMA_M * BK  /* elements of Bs from one piece of B's rows to the next's */
+};
+
+/** The rows of lane @p lane in the warp tile at (@p wi, @p wj). */
+__host__ __device__ lane_rows rows_of(int lane, int wi, int wj)
 {
-    const __nv_bfloat16 *bs = as + tiles<WARPS>::AS_SIZE;
-    const int lane = threadIdx.x % WARP;
+    lane_rows r;
+    for (int a = 0; a < WM; ++a)
+        r.a[a] = a_fragment_offset(lane, 0, wi, a);
+    for (int kk = 0; kk < KSTEPS; ++kk)
+        r.b[kk] = BK * BM + b_fragment_offset(lane, kk, wj, 0); /* Bs follows As in the stage */
+    return r;
+}
+/** Element offset in the stage of the row of A's piece @p a in k-step @p kk: a_fragment_offset's, plus As. */
+__host__ __device__ int a_row(const lane_rows &r, int kk, int a) { return r.a[a] + kk * A_KSTEP; }
+/** Element offset in the stage of the row of B's piece @p b in k-step @p kk: As plus b_fragment_offset's. */
+__host__ __device__ int b_row(const lane_rows &r, int kk, int b) { return r.b[kk] + b * B_PIECE; }
+
+/** Load the warp's fragments of k-step @p kk of the stage at shared address @p stage (rows: the lane's). */
+__device__ void load_fragments(fragments &f, unsigned stage, const lane_rows &rows, int kk)
+{
 #pragma unroll
     for (int a = 0; a < WM; ++a)
-        ldmatrix_x4_trans(f.a[a], as + a_fragment_offset(lane, kk, wi, a));
+        ldmatrix_x4_trans(f.a[a], stage + a_row(rows, kk, a) * ELEM);
 #pragma unroll
     for (int b = 0; b < WN; ++b)
-        ldmatrix_x4(f.b[b], bs + b_fragment_offset(lane, kk, wj, b));
+        ldmatrix_x4(f.b[b], stage + b_row(rows, kk, b) * ELEM);
 }
 
 /** The two registers of @p f that hold the 16x8 piece @p n of B (columns 8n..8n+7 of the warp tile): b[0],
@@ -385,7 +453,7 @@ __host__ __device__ void tile_of_block(unsigned block, int tiles_m, int tiles_n,
  *  share every piece pass by pass (pass_of), and a full barrier completes when all NP x 32 lanes have arrived,
  *  each after its own copies. */
 template <int WARPS, int STAGES, int NP>
-__device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint64_t *empty, int slices, int shift,
+__device__ void produce(unsigned ring, uint64_t (*full)[MAX_POINTS], uint64_t *empty, int slices, int shift,
                         int pw, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B, int ldb, int M, int N,
                         int K, int i0, int j0)
 {
@@ -396,7 +464,7 @@ __device__ void produce(__nv_bfloat16 *ring, uint64_t (*full)[MAX_POINTS], uint6
         const int st = s % STAGES; /* slice s's use of the stage is its (s / STAGES)-th */
         if (s >= STAGES)           /* the consumers have read slice s - STAGES out of it */
             barrier_wait(&empty[st], (s / STAGES - 1) % 2);
-        __nv_bfloat16 *stage = ring + st * T::STAGE;
+        const unsigned stage = ring + (unsigned)st * T::STAGE * ELEM; /* its shared address */
 #pragma unroll
         for (int p = 0; p < P; ++p) {
             /* LAB-BEGIN: point p's pieces (pr.issue_a, pr.issue_b), then, after the last point of a full barrier, the arrive on it */
@@ -422,7 +490,7 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
 {
     using T = tiles<WARPS>;
     extern __shared__ __align__(128) unsigned char smem[];
-    __nv_bfloat16 *ring = reinterpret_cast<__nv_bfloat16 *>(smem); /* STAGES x (As, Bs) */
+    const unsigned ring = shared_address(smem); /* STAGES x (As, Bs) */
     __shared__ __align__(8) uint64_t full[STAGES][MAX_POINTS], empty[STAGES];
 
     if (threadIdx.x == 0)
@@ -446,23 +514,24 @@ shift_sync_gemm(int M, int N, int K, float alpha, const __nv_bfloat16 *A, int ld
     const int wi = (warp % WARPS_M) * WM * MMA_M; /* the warp's tile inside the block's */
     const int wj = (warp / WARPS_M) * WN * MMA_M;
     const int mine = barrier_of(point_of(warp), shift); /* the full barrier this warp waits on */
-    auto stage = [&](int s) { return ring + (s % STAGES) * T::STAGE; };
+    auto stage = [&](int s) { return ring + (unsigned)(s % STAGES) * T::STAGE * ELEM; }; /* its shared address */
+    const lane_rows rows = rows_of(threadIdx.x % WARP, wi, wj);
     auto wait_full = [&](int s) { barrier_wait(&full[s % STAGES][mine], (s / STAGES) % 2); };
 
     float acc[WM][2 * WN][4] = {};
     fragments f[2]; /* k-step kk's in f[kk % 2] while the next k-step's load into the other */
     wait_full(0);
-    load_fragments<WARPS>(f[0], stage(0), 0, wi, wj);
+    load_fragments(f[0], stage(0), rows, 0);
     for (int s = 0; s < slices; ++s) {
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
             if (kk + 1 < KSTEPS) {
-                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s), kk + 1, wi, wj);
+                load_fragments(f[(kk + 1) % 2], stage(s), rows, kk + 1);
                 if (kk + 1 == KSTEPS - 1)
                     barrier_arrive(&empty[s % STAGES]); /* this thread's last read of the stage is done */
             } else if (s + 1 < slices) {
                 wait_full(s + 1); /* this warp's part of slice s+1 has landed */
-                load_fragments<WARPS>(f[(kk + 1) % 2], stage(s + 1), 0, wi, wj);
+                load_fragments(f[(kk + 1) % 2], stage(s + 1), rows, 0);
             }
             multiply(acc, f[kk % 2]);
         }
