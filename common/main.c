@@ -424,7 +424,7 @@ int main(int argc, char **argv)
     if (cli_parse(argc, argv, &opt, err, sizeof err) != 0)
         usage_error(err);
     /* The step's own settings: checked now, before anything is allocated or run. */
-    char settings[256] = "";
+    char settings[1024] = ""; /* (step 14's lists a tile for each of its nine classes: over 500 characters) */
     if (st->configure != NULL) {
         const char *bad = st->configure(opt.help ? 0 : opt.nparams, opt.params, settings, sizeof settings);
         if (bad != NULL)
