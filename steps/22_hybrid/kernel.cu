@@ -109,8 +109,9 @@ static struct {
  * turns in plots/data/h100/step22_turns_*.csv), the lead panels lost at 16384^3, where lead_rule chose
  * L = 12 to 16 of the 16 panels: 293.1 ms against order=panels' 226.5 ms (0.526 and 0.682 of the bound),
  * order=panels faster in 5 of 5 turns. At 8192^3 the rule chose L = 1, the same schedule, and the two tie
- * (66.0 and 64.3 ms, order=panels faster in 3 of 5 turns). order=lead stays a setting (lesson 22's
- * exercise 4). */
+ * (66.0 and 64.3 ms, order=panels faster in 3 of 5 turns). On the H200 and its host (plots/data/h200/
+ * step22_turns_*.csv) the same: 209.3 ms against the lead panels' 268.4 at 16384^3 (0.744 and 0.582 of
+ * the bound), 38.7 against 50.6 at 8192^3. order=lead stays a setting (lesson 22's exercise 4). */
 
 /* ------------------------------------------------------------------ GPU state, kept across calls */
 static struct {
