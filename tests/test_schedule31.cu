@@ -4,7 +4,8 @@
  * with and without stream-K, must cover every slice of every tile exactly once; a stream-K run must give
  * at most two pieces to a block, a piece that does not end its tile must be its block's first, and the
  * blocks the tile's last piece waits for (first_block_of up to its own) must be exactly those that hold
- * the rest of the tile. The rule's choice (sk_plan_of) at lesson 31's shapes on 132 SMs is checked too.
+ * the rest of the tile. The rule's choice (sk_plan_of) at lesson 31's shapes on 132 SMs is checked too, and
+ * the pieces its count assumes against those the schedule makes.
  * No GPU is needed: the schedule is host-and-device code.
  *
  * The step's kernel file is included whole, for its static functions; main.c (the harness) is not
@@ -17,8 +18,9 @@
 #include "check.h"
 
 /** Walks every block's items for tiles_m x tiles_n tiles of @p slices slices on @p grid blocks with
- *  @p plan, and records each expectation above under @p what. */
-static void walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, const char *what)
+ *  @p plan, and records each expectation above under @p what. Returns the most pieces a tile was cut in
+ *  (1 where every tile is whole). */
+static int walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, const char *what)
 {
     const int tiles = tiles_m * tiles_n;
     int *covered = (int *)calloc((size_t)tiles * slices, sizeof(int));
@@ -75,7 +77,11 @@ static void walk(int tiles_m, int tiles_n, int slices, int grid, sk_plan plan, c
     expect(ok_order, line);
     snprintf(line, sizeof line, "%s: the writer of a split tile waits for exactly the blocks holding the rest", what);
     expect(ok_helpers, line);
+    int most = 1;
+    for (int t = 0; t < tiles; ++t)
+        most = writer[t] >= 0 && helpers[t] + 1 > most ? helpers[t] + 1 : most;
     free(covered), free(writer), free(helpers), free(first_helper), free(last_helper);
+    return most;
 }
 
 /** A shape and what the rule gives for it at 132 SMs with streamk=1 (lesson 31). */
@@ -85,14 +91,19 @@ struct expected_plan {
 };
 
 static const struct expected_plan plans[] = {
-    {4096, 4096, 4096, 512, 0},     /* 116 tiles left over: runs of 57 of 64 slices, 0.11 of a round saved */
-    {8192, 8192, 8192, 1980, 66},   /* 68 tiles left: runs of 66 of 128, 0.48 saved */
-    {6144, 6144, 6144, 1152, 0},    /* 96 left: runs of 70 of 96, 0.27 saved: below the 0.4 of the rule */
+    {4096, 4096, 4096, 512, 0},     /* 116 tiles left over: runs of 57 of 64, 3 pieces: 57 + 2 x 4 = 65 > 48 */
+    {8192, 8192, 8192, 1980, 66},   /* 68 tiles left: runs of 66 of 128, 3 pieces: 74 <= 96 */
+    {3072, 3072, 3072, 264, 9},     /* 24 tiles left: runs of 9 of 48, 6 pieces: 29 <= 36 */
+    {6144, 6144, 6144, 1152, 0},    /* 96 left: runs of 70 of 96, 3 pieces: 78 > 72 */
     {8192, 1024, 4096, 256, 0},     /* 124 left: runs of 61 of 64 */
     {1024, 8192, 4096, 256, 0},
     {4096, 4096, 256, 512, 0},      /* 4 slices a tile: runs of 4, nothing saved */
     {10000, 10000, 10000, 3160, 0}, /* 124 left: runs of 148 of 157 */
-    {768, 768, 768, 18, 0},         /* fewer tiles than SMs: not by the rule */
+    {1024, 1024, 1024, 32, 0},      /* one round of 32 tiles: runs of 4 of 16, 4 pieces: 16 > 12 */
+    {1536, 1536, 1536, 72, 0},      /* 72 tiles: runs of 14 of 24, 3 pieces: 22 > 18 */
+    {768, 768, 768, 18, 0},         /* 18 tiles: runs of 2 of 12, 6 pieces: 22 > 9 */
+    {1024, 1024, 4096, 0, 16},      /* 32 tiles of 64 slices: runs of 16, 4 pieces: 28 <= 48 */
+    {8192, 8192, 1024, 2048, 0},    /* 68 left of 16 slices: runs of 9, 3 pieces: 17 > 12 */
 };
 
 int main(void)
@@ -108,22 +119,29 @@ int main(void)
         expect(p.whole == e.whole && p.span == e.span, what);
         walk(ceil_div(e.m, BM), ceil_div(e.n, BN), slices, grid_of(tiles, p, sms), p, what);
     }
-    /* by the rule a tile is cut in at most three pieces, wherever stream-K is taken (a run holds half a
-     * tile or more), for any SM count */
-    int most_pieces = 0;
+    /* wherever the rule takes stream-K, for any SM count: the pieces it counts are those the schedule makes,
+     * and its count of the last round is within the margin */
+    int taken = 0;
     for (int grid : {78, 114, 132, 144})
-        for (int tiles = grid + 1; tiles < 4 * grid; tiles += 7)
-            for (int slices : {2, 8, 63, 64, 96, 128, 157}) {
+        for (int tiles = 1; tiles < 4 * grid; tiles += 7)
+            for (int slices : {2, 8, 16, 63, 64, 96, 128, 157, 256}) {
                 const sk_plan p = sk_plan_of(tiles, slices, grid);
-                if (p.span > 0) {
-                    const int pieces = (slices + p.span - 1) / p.span + 1;
-                    most_pieces = pieces > most_pieces ? pieces : most_pieces;
+                if (p.span == 0)
+                    continue;
+                ++taken;
+                const int pieces = most_pieces(tiles - p.whole, slices, p.span);
+                char what[160];
+                snprintf(what, sizeof what, "streamk=1, %d tiles of %d slices on %d blocks (span %d, %d pieces)", tiles,
+                         slices, grid, p.span, pieces);
+                const int walked = walk(tiles, 1, slices, grid_of(tiles, p, grid), p, what);
+                if (walked != pieces || p.span + HAND_OVER_SLICES * (pieces - 1) > (1.0 - STREAMK_MARGIN) * slices) {
+                    expect(0, what);
+                    break;
                 }
             }
-    expect(most_pieces > 0 && most_pieces <= 3, "streamk=1: a tile in at most three pieces");
-    /* one leftover tile on 132 SMs: dealt out it would be 64 pieces; the rule keeps it whole */
+    expect(taken > 0, "streamk=1 takes stream-K somewhere in the sweep of grids, tiles and slices");
+    /* one leftover tile on 132 SMs: dealt out it would be 64 pieces of one slice; the count keeps it whole */
     expect(sk_plan_of(133, 64, sms).span == 0, "133 tiles of 64 slices: whole (runs of 1 slice would be 64 pieces)");
-
     /* forced (streamk=2): 4096^3 by stream-K, and every small grid and shape walked */
     streamk = 2;
     const sk_plan forced = sk_plan_of(512, 64, sms);

@@ -1,25 +1,35 @@
 # Lesson 31: stream-K on the last round, and a cluster of two blocks (steps/31_stream_k/schedule.h, sk_plan_of,
 # work_k, first_block_of; steps/31_stream_k/kernel.cu, produce, hand_over, take_over). Drawn for a small
-# case that the default rule (streamk=1) takes: 12 blocks, 31 tiles of 12 slices. The first 24 tiles (two
-# whole rounds) go one to a block; the slices of the last 7 tiles are laid end to end and dealt out in runs
-# of span = ceil(7 x 12 / 12) = 7, one per block; a run that crosses a tile boundary is two work items,
+# case that the default count (streamk=1) takes: 12 blocks, 17 tiles of 48 slices. The first 12 tiles (a
+# whole round) go one to a block; the slices of the last 5 tiles are laid end to end and dealt out in runs
+# of span = ceil(5 x 48 / 12) = 20, one per block; a run that crosses a tile boundary is two work items,
 # the later tile's piece first. A piece that does not end its tile hands its sums over (a slot in global
 # memory, then a flag released); the piece that ends the tile waits for the flags of the blocks from
 # first_block_of up to its own, adds their slots and writes the tile. Every plan, work item and count is
-# computed here with the schedule's functions, ported; the lengths of a slice, a hand-over, an addition
-# and an epilogue are schematic. The 8192^3 figures under the title come from the same functions.
+# computed here with the schedule's functions, ported; an addition is drawn as long as the count takes it
+# (HAND_OVER_SLICES = 4 slices), a hand-over's stores and an epilogue schematically. The 8192^3 figures under
+# the title come from the same functions.
 # Below, cluster=2: two blocks on tiles (2 pm, tn) and (2 pm + 1, tn), each loading its own A and one half of
 # B's 64 x 256, multicast into both blocks' stages (produce, release).
 #   awk -f plots/diagrams/lib.awk -f plots/diagrams/31_stream_k.awk > plots/diagrams/31_stream_k.svg
 
 function ceil_div(a, b) { return int((a + b - 1) / b) }
 function max(a, b) { return a > b ? a : b }
-# plan TILES SLICES GRID: sk_plan_of with streamk=1 (persistent, no clusters): sets WHOLE, SPAN, SAVING.
+# most_pieces REST SLICES SPAN: the most pieces a streamed tile is cut in (schedule.h's most_pieces).
+function most_pieces(rest, slices, span,    r, n, most) {
+    most = 0
+    for (r = 0; r < rest; ++r) { n = int(((r + 1) * slices - 1) / span) - int(r * slices / span) + 1; most = max(most, n) }
+    return most
+}
+# plan TILES SLICES GRID: sk_plan_of with streamk=1 (persistent, no clusters): sets WHOLE, SPAN, PIECES and
+# COUNT, the last round's time in slices (a run, then 4 slices for each piece the writer adds).
 function plan(tiles, slices, grid,    rest) {
     WHOLE = tiles; SPAN = 0; rest = tiles % grid
     if (rest == 0) return
-    SPAN = ceil_div(rest * slices, grid); SAVING = 1 - SPAN / slices
-    if (SPAN >= slices || tiles < grid || SAVING < 0.4 || SPAN < 0.5 * slices) { SPAN = 0; return }
+    SPAN = ceil_div(rest * slices, grid)
+    if (SPAN >= slices) { SPAN = 0; return }
+    PIECES = most_pieces(rest, slices, SPAN); COUNT = SPAN + HAND_OVER_SLICES * (PIECES - 1)
+    if (COUNT > 0.75 * slices) { SPAN = 0; return }
     WHOLE = tiles - rest
 }
 # work_k, without clusters: block's k-th item, slices [W_K0, W_K1) of tile W_TILE; 0 once there is none.
@@ -49,18 +59,18 @@ function box(x, w, y, h, fill, label, size, color) {
 function tilefill(t) { return t < WHOLE ? (t % 2 ? "#b9d9c9" : "#d4eadc") : TC[(t - WHOLE) % 4] }
 
 BEGIN {
-    GRID = 12; TILES = 31; SLICES = 12
+    GRID = 12; TILES = 17; SLICES = 48; HAND_OVER_SLICES = 4
     split("#88ccee #ddcc77 #cc99bb #99bbdd", t, " "); for (i = 0; i < 4; ++i) TC[i] = t[i + 1]
     HAND = "#882255"; TAKE = "#332288"; EPI = "#ecd6e4"; WAITC = "#eeeeee"
     svg_begin(1000, 756, "Step 31: stream-K on the last round, and a cluster of two blocks sharing B's tile by multicast")
     plan(64 * 32, 128, 132)
     text(500, 24, "Step 31: the last round by stream-K, its slices dealt evenly to every block; and clusters of two blocks sharing B", 14, "middle")
-    text(500, 44, "at 8192³ on 132 SMs: 2048 tiles of 128 slices, " int(WHOLE / 132) " whole rounds, " 2048 - WHOLE " tiles left: runs of " SPAN " slices, " sprintf("%.2f", SAVING) " of a round saved. Drawn small: 12 blocks, 31 tiles of 12 slices", 11, "middle", "#555555")
+    text(500, 44, "8192³ on 132 SMs: " int(WHOLE / 132) " whole rounds of 128-slice tiles, " 2048 - WHOLE " tiles left in runs of " SPAN ": the last round " SPAN " + " PIECES - 1 " x 4 = " COUNT " of 128. Drawn: 12 blocks, 17 tiles of 48 slices", 11, "middle", "#555555")
     plan(TILES, SLICES, GRID)
     STREAMED = TILES - WHOLE; ROUNDS = int(WHOLE / GRID)
 
     # ---- the last round's slices laid end to end, and the runs
-    SW = 7; SX = 176; SY = 92
+    SW = 2.4; SX = 176; SY = 92
     text(20, SY - 14 + 4, "the last round's slices,", 11.5, "start")
     text(20, SY + 2 + 4, "end to end", 11.5, "start")
     for (r = 0; r < STREAMED; ++r) {
@@ -76,9 +86,9 @@ BEGIN {
     text(SX + STREAMED * SLICES * SW + 12, SY + 8, "of ceil(" STREAMED * SLICES " / " GRID ") = " SPAN ", one per block", 10.5, "start", "#333333")
 
     # ---- the blocks' timelines: the whole rounds, then their items of the last round
-    U = 13; HO = 12; TO = 7; EP = 14; RH = 21; Y = 150          # px per slice, hand-over, one addition, epilogue
+    U = 5; HO = 10; TO = HAND_OVER_SLICES * U; EP = 14; RH = 21; Y = 150 # px per slice, hand-over, one addition, epilogue
     XW = 90; XS = XW + ROUNDS * (SLICES * U + EP) + 10           # whole rounds, then the stream-K round
-    text(XW, Y - 10, "whole tiles: tile b, then b + " GRID, 10.5, "start", "#333333")
+    text(XW, Y - 10, "whole tiles: tile b", 10.5, "start", "#333333")
     text(XS, Y - 10, "the last round by stream-K (each block's later piece first)", 10.5, "start", "#333333")
     for (b = 0; b < GRID; ++b) {
         y = Y + b * RH
@@ -159,7 +169,7 @@ BEGIN {
     rect(630, ly - 10, 16, 12, TAKE, "#333333"); text(652, ly, "take_over: one slot added", 10.5, "start")
     rect(820, ly - 10, 16, 12, EPI, "#333333"); text(842, ly, "epilogue", 10.5, "start")
     rect(20, ly + 8, 16, 8, WAITC, "#333333"); text(42, ly + 16, "waiting for a flag", 10.5, "start")
-    text(180, ly + 16, "Rule (streamk=1): stream-K only where it saves 0.4 of a round or more and a run holds half a tile; here " sprintf("%.2f", 1 - SPAN / SLICES) " and " SPAN " of " SLICES ".", 10.5, "start", "#555555")
+    text(180, ly + 16, "Count (streamk=1): stream-K where a run plus 4 slices for each piece the writer adds is 0.75 of a round or less; here " SPAN " + " PIECES - 1 " x 4 = " COUNT " of " SLICES ".", 10.5, "start", "#555555")
 
     # ---- clusters: two blocks share B's tile by multicast
     CY = ly + 52

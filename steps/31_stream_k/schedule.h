@@ -92,18 +92,36 @@ __host__ __device__ int first_block_of(const sk_plan &plan, int r, int slices)
 }
 
 
-/** Stream-K is taken (streamk=1) where it shortens the last round by this share of a round or more, and
- *  where a run holds at least half a tile (STREAMK_MIN_RUN), so that a tile is cut in three pieces at most
- *  (a piece that hands its sums over writes 128 KB and the tile's writer reads them back, one after the
- *  other: with dozens of pieces, one leftover tile dealt out to 132 blocks, that is longer than the tile).
- *  Measured on the H200 (lesson 31), stream-K cost about a quarter of a round here: forced, it lost 2.7%
- *  at 4096^3 (0.11 of a round saved by the plan), tied at 6144^3 (0.27) and gained 1.3-1.7% at 8192^3
- *  (0.48); 0.4 keeps it where it gains. */
-static const double STREAMK_MIN_SAVING = 0.4, STREAMK_MIN_RUN = 0.5;
+/** The most pieces any streamed tile is cut in: runs of @p span slices laid end to end over @p rest tiles of
+ *  @p slices slices each (tile r's slices are [r slices, (r + 1) slices), run b's [b span, (b + 1) span)). */
+static int most_pieces(int rest, int slices, int span)
+{
+    int most = 0;
+    for (int r = 0; r < rest; ++r) {
+        const long long first = (long long)r * slices / span, last = ((long long)(r + 1) * slices - 1) / span;
+        most = (int)(last - first + 1) > most ? (int)(last - first + 1) : most;
+    }
+    return most;
+}
+
+/** Stream-K's count (streamk=1), in the time of one slice. Without it, the last round takes a tile's slices;
+ *  with it, a block's run of span slices, and then the tile's writer reads back the sums of every piece
+ *  before its own, one after the other (128 KB of FP32 each), at about HAND_OVER_SLICES slices a piece.
+ *  Stream-K is taken where that comes to (1 - STREAMK_MARGIN) of a round or less: the margin covers what
+ *  the count leaves out (a block's second piece starts the ring again; a last round with SMs idle runs
+ *  faster than a full one, as 4224 x 4096^2 showed).
+ *  Fitted on the H200 (lesson 31; plots/data/h200/step31_streamk_rule.csv, medians of 3 turns): one round
+ *  of 32 tiles of 16 slices (1024^3) in runs of 4, four pieces a tile, lost 9-11% against the tiles whole
+ *  (4 + 3 x 4 = 16: nothing saved); 3072^3's last 24 tiles of 48 slices in runs of 9, six pieces a tile at
+ *  most, gained 14% (9 + 5 x 4 = 29, 0.60 of a round); where the count says no, forcing it lost (4096^3:
+ *  57 + 2 x 4 = 65 of 64, -3%; 1536^3: 22 of 24, -7%) or tied (6144^3: 78 of 96, step31_streamk/);
+ *  taken at 8192^3 (74 of 128) it gained 1.5%. One leftover tile of 64 slices on 132 blocks, 64 pieces
+ *  of one slice, would take 1 + 63 x 4: kept whole. */
+static const double HAND_OVER_SLICES = 4.0, STREAMK_MARGIN = 0.25;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
  *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
- *  the schedule (clusters, or no persistence) or the saving says no. */
+ *  the schedule (clusters, or no persistence) or the count says no. */
 static sk_plan sk_plan_of(int tiles, int slices, int grid)
 {
     sk_plan plan = {tiles, 0};
@@ -111,9 +129,10 @@ static sk_plan sk_plan_of(int tiles, int slices, int grid)
     if (streamk == 0 || cluster != 1 || !persistent || rest == 0)
         return plan;
     const int span = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
-    const double saving = 1.0 - (double)span / slices; /* of a round: the last one takes span slices */
-    if (span >= slices ||
-        (streamk == 1 && (tiles < grid || saving < STREAMK_MIN_SAVING || span < STREAMK_MIN_RUN * slices)))
+    if (span >= slices)
+        return plan;
+    const double streamed = span + HAND_OVER_SLICES * (most_pieces(rest, slices, span) - 1); /* the last round */
+    if (streamk == 1 && streamed > (1.0 - STREAMK_MARGIN) * slices)
         return plan;
     plan.whole = tiles - rest, plan.span = span;
     return plan;
