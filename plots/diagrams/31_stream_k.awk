@@ -29,7 +29,7 @@ function plan(tiles, slices, grid,    rest) {
     SPAN = ceil_div(rest * slices, grid)
     if (SPAN >= slices) { SPAN = 0; return }
     PIECES = most_pieces(rest, slices, SPAN); COUNT = SPAN + HAND_OVER_SLICES * (PIECES - 1)
-    if (COUNT > 0.75 * slices) { SPAN = 0; return }
+    if (COUNT > (1 - STREAMK_MARGIN) * slices) { SPAN = 0; return }
     WHOLE = tiles - rest
 }
 # work_k, without clusters: block's k-th item, slices [W_K0, W_K1) of tile W_TILE; 0 once there is none.
@@ -59,13 +59,13 @@ function box(x, w, y, h, fill, label, size, color) {
 function tilefill(t) { return t < WHOLE ? (t % 2 ? "#b9d9c9" : "#d4eadc") : TC[(t - WHOLE) % 4] }
 
 BEGIN {
-    GRID = 12; TILES = 17; SLICES = 48; HAND_OVER_SLICES = 4
+    GRID = 12; TILES = 17; SLICES = 48; HAND_OVER_SLICES = 4; STREAMK_MARGIN = 0.25 # (schedule.h's)
     split("#88ccee #ddcc77 #cc99bb #99bbdd", t, " "); for (i = 0; i < 4; ++i) TC[i] = t[i + 1]
     HAND = "#882255"; TAKE = "#332288"; EPI = "#ecd6e4"; WAITC = "#eeeeee"
     svg_begin(1000, 756, "Step 31: stream-K on the last round, and a cluster of two blocks sharing B's tile by multicast")
     plan(64 * 32, 128, 132)
     text(500, 24, "Step 31: the last round by stream-K, its slices dealt evenly to every block; and clusters of two blocks sharing B", 14, "middle")
-    text(500, 44, "8192³ on 132 SMs: " int(WHOLE / 132) " whole rounds of 128-slice tiles, " 2048 - WHOLE " tiles left in runs of " SPAN ": the last round " SPAN " + " PIECES - 1 " x 4 = " COUNT " of 128. Drawn: 12 blocks, 17 tiles of 48 slices", 11, "middle", "#555555")
+    text(500, 44, "8192³ on 132 SMs: " int(WHOLE / 132) " whole rounds of 128-slice tiles, " 2048 - WHOLE " tiles left in runs of " SPAN ": the last round " SPAN " + " PIECES - 1 " x " HAND_OVER_SLICES " = " COUNT " of 128. Drawn: 12 blocks, 17 tiles of 48 slices", 11, "middle", "#555555")
     plan(TILES, SLICES, GRID)
     STREAMED = TILES - WHOLE; ROUNDS = int(WHOLE / GRID)
 
@@ -169,7 +169,7 @@ BEGIN {
     rect(630, ly - 10, 16, 12, TAKE, "#333333"); text(652, ly, "take_over: one slot added", 10.5, "start")
     rect(820, ly - 10, 16, 12, EPI, "#333333"); text(842, ly, "epilogue", 10.5, "start")
     rect(20, ly + 8, 16, 8, WAITC, "#333333"); text(42, ly + 16, "waiting for a flag", 10.5, "start")
-    text(180, ly + 16, "Count (streamk=1): stream-K where a run plus 4 slices for each piece the writer adds is 0.75 of a round or less; here " SPAN " + " PIECES - 1 " x 4 = " COUNT " of " SLICES ".", 10.5, "start", "#555555")
+    text(180, ly + 16, "Count (streamk=1): stream-K where a run plus " HAND_OVER_SLICES " slices for each piece the writer adds is " 1 - STREAMK_MARGIN " of a round or less; here " SPAN " + " PIECES - 1 " x " HAND_OVER_SLICES " = " COUNT " of " SLICES ".", 10.5, "start", "#555555")
 
     # ---- clusters: two blocks share B's tile by multicast
     CY = ly + 52
