@@ -113,12 +113,11 @@ static int most_pieces(int rest, int slices, int span)
  *  The 4 slices: a writer's take-over ran 2.4 us longer than a plain epilogue, and a slice 0.65 us, at
  *  4096^3 (plots/data/h200/step31_timeline/). Measured on the H200 (step31_streamk_rule.csv, medians of 3
  *  turns): one round of 32 tiles of 16 slices (1024^3) in runs of 4, four pieces a tile, lost 9-11% against
- *  the tiles whole
- *  (4 + 3 x 4 = 16: nothing saved); 3072^3's last 24 tiles of 48 slices in runs of 9, six pieces a tile at
- *  most, gained 14% (9 + 5 x 4 = 29, 0.60 of a round); where the count says no, forcing it lost (4096^3:
- *  57 + 2 x 4 = 65 of 64, -3%; 1536^3: 22 of 24, -7%) or tied (6144^3: 78 of 96, step31_streamk/);
- *  taken at 8192^3 (74 of 128) it gained 1.5%. One leftover tile of 64 slices on 132 blocks, 64 pieces
- *  of one slice, would take 1 + 63 x 4: kept whole. */
+ *  the tiles whole (4 + 3 x 4 = 16: nothing saved); 3072^3's last 24 tiles of 48 slices in runs of 9, six
+ *  pieces a tile at most, gained 14% (9 + 5 x 4 = 29, 0.60 of a round); where the count says no, forcing it
+ *  lost (4096^3: 57 + 2 x 4 = 65 of 64, -3%; 1536^3: 22 of 24, -7%) or tied (6144^3: 78 of 96,
+ *  step31_streamk/); taken at 8192^3 (74 of 128) it gained 1.5%. One leftover tile of 64 slices on 132
+ *  blocks, 64 pieces of one slice, would take 1 + 63 x 4: kept whole. */
 static const double HAND_OVER_SLICES = 4.0, STREAMK_MARGIN = 0.25;
 
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
