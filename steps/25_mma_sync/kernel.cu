@@ -26,7 +26,7 @@
  *    lane), the block 2 x 2 or 2 x 4 warps (`--param warps=4|8`: 128x128 or
  *    128x256), K in slices of 64. The 64 fragment registers and the 128
  *    accumulators fit one thread's 255, with none spilled; 4-warp blocks of
- *    212 registers leave room for two blocks (8 warps) on an SM, which is
+ *    214 registers leave room for two blocks (8 warps) on an SM, which is
  *    what hides the copies here.
  *  - The loop issues little besides its ldmatrix and mma.sync: each lane's
  *    ldmatrix rows are found once (rows_of: a k-step or a piece further is a

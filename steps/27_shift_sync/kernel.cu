@@ -40,7 +40,7 @@
  * Why 6 consumers at most, where step 26 runs 8 warps of 64x64: an SM's
  * register file is four files of 16 K registers, one per scheduler, and a
  * block's warps are dealt to the schedulers in turn. A 64x64 warp tile needs
- * over 200 registers a thread (222 to 226 on sm_90), so a scheduler holds two such
+ * over 200 registers a thread (220 to 226 on sm_90), so a scheduler holds two such
  * warps (2 x 32 x 256 = 16 K) and no more: 8 consumers and a producer, 9
  * warps, would put 3 on one scheduler and fail to launch ("too many
  * resources requested"), even at 224 registers a thread. With 6
