@@ -398,7 +398,14 @@ lab-src: need-step
 	    { echo "error: SRC=$(SRC) is not a $(suffix $(wildcard $(STEP_DIR)/kernel.c $(STEP_DIR)/kernel.cu)) file like $(STEP_DIR)'s kernel"; exit 2; }
 lab-build: lab-src
 	@$(MAKE) --no-print-directory $(LAB_BIN)
-.PHONY: lab lab-src lab-build
+# `make lab-objs`: the repository's objects that the labs' binaries link (common/, the hybrid step's and the
+# MPI step's own), built once before several workspaces build at the same time (tests/lab.sh): each
+# workspace's make would otherwise build a missing object itself, and one could link another's half-written file.
+LAB_OBJS := $(CPU_STEP_OBJS) $(if $(HAVE_NVCC),$(GPU_STEP_OBJS) $(HYBRID_OBJS) \
+    $(patsubst %.cu,$(OBJ)/%.o,$(filter-out %/kernel.cu %_bench.cu,$(foreach d,$(HYBRID_STEP_DIRS),$(wildcard $(d)/*.cu))))) \
+    $(if $(HAVE_MPI),$(MPI_STEP_OBJS) $(MPI_HYBRID_OBJS))
+lab-objs: $(LAB_OBJS)
+.PHONY: lab lab-src lab-build lab-objs
 ifneq ($(LAB_SRC),)
 # The stamp holds the source's path, so that another SRC= rebuilds the binary.
 LAB_STAMP := $(LAB_OUT)/step$(STEP)_student.src

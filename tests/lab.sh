@@ -105,7 +105,10 @@ lab_skipped() { [ -f "$LAB_TMP/lab_$1/kernel.cu" ] && [[ "$GPU_LABS_BUILT" != *"
 lab_mpi() { is_mpi_step "$(basename "$(ls -d steps/"$1"_*/ | head -n 1)")"; }
 
 # Build every handout and every solution (in parallel): CPU labs with cc, GPU labs where nvcc is, the MPI
-# lab where MPI is.
+# lab where MPI is; the repository's objects they all link first, once (make lab-objs: built by the parallel
+# builds themselves, several at once, an object could be linked half-written).
+make --no-print-directory -j"$(nproc)" lab-objs >"$LAB_TMP/lab-objs.log" 2>&1 ||
+    fail "make lab-objs: $(grep -m1 -iE 'error' "$LAB_TMP/lab-objs.log")"
 for n in $LABS; do
     lab_skipped "$n" && continue
     lab_mpi "$n" && ! have_mpi && continue
