@@ -41,13 +41,14 @@ HF_LAYOUTS=("-1.5 0.5 $PADDING" "-0.75 0") # (alpha beta [leading dimensions]): 
 HF_SETTINGS=("--param order=lead" "--param order=panels" "--param lead=2" "--param lead=7" "--param pin=register"
              "--param pin=register --param order=lead" "--param overlap=0"
              "--param overlap=0 --param pin=register" "--param split=0.5 --param lead=3"
-             "--param split=0.5 --param pin=register")
+             "--param split=0.5 --param pin=register" "--param order=blocks" "--param order=blocks --param pin=register"
+             "--param overlap=0 --param order=blocks" "--param split=0.5 --param order=blocks")
 # FAKE_MODE:FAKE_SKEW_STREAM. The step creates its streams copy-in (0), compute (1), copy-out (2): skew:N,... makes
 # those late and the others eager (skew:1,2: copies in run at once, the products and copies out only when waited for).
 HF_MODES="late:0 eager:0 skew:0 skew:1 skew:2 skew:1,2"
 HF_SHAPE_N=$(shape_count "$HF_SHAPES")
 HF_RUN_CHECKS=$(( $(wc -w <<<"$HF_MODES") * ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
-HF_OTHER_CHECKS=$(( 7 + 3 + 3 + 2 + 2 + 3 )) # L per setting; registration; refusals; bounds; turns.sh; planted bugs
+HF_OTHER_CHECKS=$(( 8 + 3 + 4 + 2 + 2 + 5 )) # L per setting; registration; refusals; bounds; turns.sh; planted bugs
 HF_GPU_CHECKS=$(( ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
 
 # The reason the stand-in cannot run here, or nothing.
@@ -104,11 +105,22 @@ hf_caught() {
         pass "$what: caught (the stand-in stops it: $expect)"
     else fail "$what: NOT caught (exit $rc, ${rows:-0} rows failed: $(head -n 1 "$HF_TMP/m.err"))"; fi
 }
-# hf_mutant NAME PERL_SUBSTITUTION: the step's kernel.cu with the substitution, compiled with the step's flags
-# and linked as hf_link links (kept in build/fake22 while its source and the objects are unchanged).
+# hf_mutant NAME PERL_SUBSTITUTION [HEADER]: the step's kernel.cu with the substitution, compiled with the
+# step's flags and linked as hf_link links (kept in build/fake22 while its source and the objects are
+# unchanged). With HEADER (a file of the step that kernel.cu includes, blocks.h), the substitution is made in
+# the header, and the header so changed takes the place of kernel.cu's #include line.
 hf_mutant() {
-    local name=$1 subst=$2 mut=$HF_DIR/$1 mk="make -s --no-print-directory"
-    perl -0pe "$subst" "$HF_SRC" >"$mut.cu.new"
+    local name=$1 subst=$2 mut=$HF_DIR/$1 mk="make -s --no-print-directory" header=${3:-}
+    if [ -n "$header" ]; then
+        perl -0pe "$subst" "steps/$HF_STEP/$header" >"$mut.h"
+        if cmp -s "$mut.h" "steps/$HF_STEP/$header"; then
+            fail "planted bug $name: the substitution no longer matches steps/$HF_STEP/$header (update tests/hybrid_fake.sh)"; return 1
+        fi
+        MUT_H=$mut.h perl -0pe 'BEGIN { local $/; open(my $f, "<", $ENV{MUT_H}) or die; $h = <$f> }
+            s/^#include "'"$header"'"[^\n]*\n/$h/m' "$HF_SRC" >"$mut.cu.new"
+    else
+        perl -0pe "$subst" "$HF_SRC" >"$mut.cu.new"
+    fi
     if cmp -s "$mut.cu.new" "$HF_SRC"; then
         fail "planted bug $name: the substitution no longer matches $HF_SRC (update tests/hybrid_fake.sh)"; return 1
     fi
@@ -154,7 +166,7 @@ else
     # ---- the L each setting gives (the log's 9th field), at 127x129x257: 9 panels, 17 chunks of A
     late=$(hf_launcher late "$HF_BIN" late:0)
     for c in "1:" "1:--param order=panels" "4:--param order=lead" "2:--param lead=2" "9:--param lead=20" \
-             "1:--param overlap=0" "1:--param lead=5 --param overlap=0"; do
+             "1:--param overlap=0" "1:--param lead=5 --param overlap=0" "0:--param order=blocks"; do
         want=${c%%:*} args=${c#*:}
         rm -f "$HF_TMP/log.csv"
         # shellcheck disable=SC2086
@@ -188,6 +200,7 @@ else
 
     # ---- refused settings: exit 2, one line naming the reason
     for c in "lead=L sets order=lead:--param order=panels --param lead=3" "pin=stage|register:--param pin=mapped" \
+             "order=blocks has none:--param order=blocks --param lead=2" \
              "lead takes a whole number from 1 to:--param lead=0"; do
         want=${c%%:*} args=${c#*:}
         # shellcheck disable=SC2086
@@ -235,6 +248,12 @@ else
     hf_mutant no_sync_unpin 's/cuda_check\(cudaStreamSynchronize\(streams\[s\]\), "cudaStreamSynchronize"\);/(void)streams[s];/' &&
         hf_caught "late: pin=register unpinning the caller's arrays before the copies are done" \
             "$(hf_launcher mut-unpin "$HF_DIR/no_sync_unpin" late:0)" "cudaHostUnregister while a queued copy" --param pin=register
+    hf_mutant blocks_no_piece_wait 's/(\s*)cuda_check\(cudaStreamWaitEvent\(g\.comp, g\.chunk, 0\), "cudaStreamWaitEvent"\);//' blocks.h &&
+        hf_caught "order=blocks, copies in late: a strip's product that does not wait for the piece just sent" \
+            "$(hf_launcher mut-bpiece "$HF_DIR/blocks_no_piece_wait" skew:0)" "" --param order=blocks
+    hf_mutant blocks_no_product_wait 's/(static void strip_out.*?)cuda_check\(cudaStreamWaitEvent\(g\.out, g\.b_free\[0\], 0\), "cudaStreamWaitEvent"\);/$1/s' blocks.h &&
+        hf_caught "order=blocks, products late: a strip sent back before its product" \
+            "$(hf_launcher mut-bout "$HF_DIR/blocks_no_product_wait" skew:1)" "" --param order=blocks
     echo "  step 22 on the stand-in GPU: all checks $((SECONDS - t0)) s (the planted bugs $((SECONDS - t1)) s)"
 fi
 

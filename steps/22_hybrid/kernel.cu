@@ -28,7 +28,8 @@
  * arrives, not one panel's thin slices. After A, the other panels flow as above through the L + 1
  * device buffers: panel p waits until panel p - (L + 1) has left its buffer. `order=panels` is L = 1.
  * `overlap=0` runs the same work on one stream, each panel's stages one after the other (all of A, then
- * one product per panel), for the lesson's comparison.
+ * one product per panel), for the lesson's comparison. `order=blocks` (blocks.h) brings A in by rows and B
+ * by panels, in turn, and multiplies each block of C as soon as its row chunk and its panel have landed.
  *
  * Pinning: `pin=stage` (the default) copies through the pinned slots; `pin=register` page-locks the
  * caller's A and the GPU's columns of B and C in place for the call (cudaHostRegister, released at its
@@ -42,7 +43,7 @@
  * together: a + b * ng = c * (N - ng). `split=X` forces ng = X * N.
  *
  * Settings (`--param`): gpu=own|cublas (the FP64 tensor-core kernel of tc_dgemm.cu, or cuBLAS
- * DGEMM), split=X (0..1), panel=W, overlap=0|1, order=panels|lead, lead=L (forces order=lead's L, and
+ * DGEMM), split=X (0..1), panel=W, overlap=0|1, order=panels|lead|blocks, lead=L (forces order=lead's L, and
  * with no order= given selects order=lead; without it: the rule in lead_rule), pin=stage|register,
  * gpu_sms=N (own kernel on N SMs: a smaller GPU), stagers=T, log=FILE (each call: ng, both sides' times,
  * L, the CPU side's threads, the pinning), timeline=FILE (the last call's copies, kernels and host work,
@@ -94,6 +95,7 @@ static struct {
     int panel;            /* columns per panel; 0: from N */
     int overlap;          /* 1: three streams; 0: one stream, stage after stage */
     int order_lead;       /* 1: order=lead (L lead panels); 0: order=panels (L = 1) */
+    int order_blocks;     /* 1: order=blocks (blocks.h: A by rows, B by panels, C in blocks) */
     int lead;             /* L forced by lead=L; 0: lead_rule's */
     int pin_register;     /* 1: pin=register (the caller's arrays page-locked in place); 0: pin=stage */
     int sms;              /* own kernel on this many SMs (0: all) */
@@ -103,7 +105,7 @@ static struct {
     int cpu_threads;      /* threads of the CPU side */
     int gpu;              /* 1: a CUDA device is present */
     const char *log_path, *timeline_path;
-} cfg = {1, -1.0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+} cfg = {1, -1.0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
 /* The default schedule is order=panels (order_lead 0), as measured: on an H100 and its 16-core host, five
  * turns of each setting, each run in its own process (steps/22_hybrid/turns.sh; the medians and their
  * turns in plots/data/h100/step22_turns_*.csv), the lead panels lost at 16384^3, where lead_rule chose
@@ -360,14 +362,15 @@ static void panel_cols(const struct plan *pl, int p, int *j0, int *w)
     *w = pl->n - *j0 < pl->width ? pl->n - *j0 : pl->width;
 }
 
-/** rows x cols of a host block (leading dimension sld) to the device (dst, leading dimension rows) on the
+/** rows x cols of a host block (leading dimension sld) to the device (dst, leading dimension dld) on the
  *  copy-in stream: straight from the caller's page-locked array, or through the next pinned slot. */
-static void send(const struct plan *pl, const double *src, long sld, int rows, int cols, double *dst, int panel)
+static void send(const struct plan *pl, const double *src, long sld, int rows, int cols, double *dst, long dld,
+                 int panel)
 {
-    const size_t row_bytes = (size_t)rows * sizeof(double);
+    const size_t row_bytes = (size_t)rows * sizeof(double), dpitch = (size_t)dld * sizeof(double);
     if (pl->in_place) {
         const int sp = span_begin(LANE_COPY_IN, panel, g.in);
-        cuda_check(cudaMemcpy2DAsync(dst, row_bytes, src, (size_t)sld * sizeof(double), row_bytes, (size_t)cols,
+        cuda_check(cudaMemcpy2DAsync(dst, dpitch, src, (size_t)sld * sizeof(double), row_bytes, (size_t)cols,
                                      cudaMemcpyHostToDevice, g.in), "cudaMemcpy2DAsync (to the device)");
         span_end(sp, g.in);
         return;
@@ -378,8 +381,12 @@ static void send(const struct plan *pl, const double *src, long sld, int rows, i
     copy_columns(g.pin_in[s], rows, src, sld, rows, cols);
     host_span(LANE_HOST, panel, t0, wall_seconds());
     const int sp = span_begin(LANE_COPY_IN, panel, g.in);
-    cuda_check(cudaMemcpyAsync(dst, g.pin_in[s], row_bytes * cols, cudaMemcpyHostToDevice, g.in),
-               "cudaMemcpyAsync (to the device)");
+    if (dld == rows) /* one contiguous block */
+        cuda_check(cudaMemcpyAsync(dst, g.pin_in[s], row_bytes * cols, cudaMemcpyHostToDevice, g.in),
+                   "cudaMemcpyAsync (to the device)");
+    else
+        cuda_check(cudaMemcpy2DAsync(dst, dpitch, g.pin_in[s], row_bytes, row_bytes, (size_t)cols,
+                                     cudaMemcpyHostToDevice, g.in), "cudaMemcpy2DAsync (to the device)");
     span_end(sp, g.in);
     cuda_check(cudaEventRecord(g.in_free[s], g.in), "cudaEventRecord");
 }
@@ -407,10 +414,10 @@ static void bring_in(const struct plan *pl, int p)
     int j0, w;
     panel_cols(pl, p, &j0, &w);
     cuda_check(cudaStreamWaitEvent(g.in, g.b_free[b], 0), "cudaStreamWaitEvent"); /* dB[b] has been read */
-    send(pl, &pl->B[(size_t)j0 * pl->ldb], pl->ldb, pl->k, w, g.dB[b], p);
+    send(pl, &pl->B[(size_t)j0 * pl->ldb], pl->ldb, pl->k, w, g.dB[b], pl->k, p);
     if (pl->beta != 0.0) {
         cuda_check(cudaStreamWaitEvent(g.in, g.c_back[b], 0), "cudaStreamWaitEvent"); /* dC[b] has left */
-        send(pl, &pl->C[(size_t)j0 * pl->ldc], pl->ldc, pl->m, w, g.dC[b], p);
+        send(pl, &pl->C[(size_t)j0 * pl->ldc], pl->ldc, pl->m, w, g.dC[b], pl->m, p);
     }
     cuda_check(cudaEventRecord(g.inputs[b], g.in), "cudaEventRecord");
     cuda_check(cudaStreamWaitEvent(g.comp, g.inputs[b], 0), "cudaStreamWaitEvent");
@@ -421,7 +428,7 @@ static void bring_in(const struct plan *pl, int p)
 static void send_chunk(const struct plan *pl, int c)
 {
     const int k0 = c * pl->width, kc = pl->k - k0 < pl->width ? pl->k - k0 : pl->width;
-    send(pl, &pl->A[(size_t)k0 * pl->lda], pl->lda, pl->m, kc, &g.dA[(size_t)k0 * pl->m], 0);
+    send(pl, &pl->A[(size_t)k0 * pl->lda], pl->lda, pl->m, kc, &g.dA[(size_t)k0 * pl->m], pl->m, 0);
     cuda_check(cudaEventRecord(g.chunk, g.in), "cudaEventRecord");
     cuda_check(cudaStreamWaitEvent(g.comp, g.chunk, 0), "cudaStreamWaitEvent");
 }
@@ -480,6 +487,8 @@ static void copy_out(const struct plan *pl, int q)
     }
     /* LAB-END */
 }
+
+#include "blocks.h" /* order=blocks */
 
 /* ------------------------------------------------------------------ the lead panels' count */
 /** L for a GPU shape, from the rates measured in earlier calls.
@@ -620,6 +629,15 @@ static void unregister_in_place(const struct plan *pl)
     host_span(LANE_REGISTER, -1, t0, wall_seconds());
 }
 
+/** Pinned in place: every C is in the caller's C once the streams are done; then the arrays are unpinned. */
+static void unpin_when_done(const struct plan *pl)
+{
+    cudaStream_t streams[3] = {g.out, g.comp, g.in};
+    for (int s = 0; s < 3; ++s)
+        cuda_check(cudaStreamSynchronize(streams[s]), "cudaStreamSynchronize");
+    unregister_in_place(pl);
+}
+
 /* ------------------------------------------------------------------ the GPU side */
 /** The GPU's share: C(:, 0..n-1) = alpha*A*B(:, 0..n-1) + beta*C(:, 0..n-1), host to host. */
 static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda, const double *B, int ldb,
@@ -630,6 +648,18 @@ static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda
         g.in = g.comp = g.out;
     struct plan pl = {m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, width, (n + width - 1) / width,
                       (k + width - 1) / width, 1, 2, 0, {0}, 0, -1};
+    if (cfg.order_blocks && blocks_fit(m, n, k)) { /* A, B and C whole on the device (blocks.h) */
+        device_grow(&g.dA, &g.a_len, (size_t)m * k, "cudaMalloc (A)");
+        device_panels(1, (size_t)k * n, (size_t)m * n);
+        pl.in_place = cfg.pin_register && register_in_place(&pl);
+        if (!pl.in_place)
+            pinned_slots((size_t)(m > n ? (m > k ? m : k) : (n > k ? n : k)) * width);
+        gpu_blocks(&pl);
+        if (pl.in_place)
+            unpin_when_done(&pl);
+        last.lead = 0, last.in_place = pl.in_place;
+        return;
+    }
     pl.lead = lead_count(&pl);
     pl.buffers = pl.lead + 1;
     device_grow(&g.dA, &g.a_len, (size_t)m * k, "cudaMalloc (A)");
@@ -692,11 +722,8 @@ static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda
     while (pl.next_out < pl.panels)
         copy_out(&pl, pl.next_out++);
 
-    if (pl.in_place) { /* every panel's C is in the caller's C once the streams are done; then unpin */
-        cudaStream_t streams[3] = {g.out, g.comp, g.in};
-        for (int s = 0; s < 3; ++s)
-            cuda_check(cudaStreamSynchronize(streams[s]), "cudaStreamSynchronize");
-        unregister_in_place(&pl);
+    if (pl.in_place) {
+        unpin_when_done(&pl);
     } else if (cfg.overlap) {
         for (int q = pl.panels > SLOTS ? pl.panels - SLOTS : 0; q < pl.panels; ++q)
             drain(&pl, q);
@@ -925,8 +952,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         const char *p = params[t];
         if (strcmp(p, "gpu=own") == 0 || strcmp(p, "gpu=cublas") == 0)
             cfg.own = strcmp(p, "gpu=own") == 0;
-        else if (strcmp(p, "order=lead") == 0 || strcmp(p, "order=panels") == 0)
-            cfg.order_lead = strcmp(p, "order=lead") == 0, order_given = 1;
+        else if (strcmp(p, "order=lead") == 0 || strcmp(p, "order=panels") == 0 || strcmp(p, "order=blocks") == 0)
+            cfg.order_lead = strcmp(p, "order=lead") == 0, cfg.order_blocks = strcmp(p, "order=blocks") == 0,
+            order_given = 1;
         else if (strcmp(p, "pin=stage") == 0 || strcmp(p, "pin=register") == 0)
             cfg.pin_register = strcmp(p, "pin=register") == 0;
         else if (strncmp(p, "split=", 6) == 0)
@@ -941,13 +969,16 @@ static const char *configure(int nparams, const char *const *params, char *desc,
                  !step_param_int(p, "gpu_sms", 1, 1 << 16, &cfg.sms, &bad) &&
                  !step_param_int(p, "stagers", 1, 256, &stagers, &bad) &&
                  !step_param_int(p, "cpu_threads", 1, 1024, &threads, &bad))
-            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, order=panels|lead, "
-                  "lead=L, pin=stage|register, gpu_sms=N, stagers=T, cpu_threads=T, log=FILE, timeline=FILE";
+            bad = "this step takes --param gpu=own|cublas, split=X (0..1), panel=W, overlap=0|1, "
+                  "order=panels|lead|blocks, lead=L, pin=stage|register, gpu_sms=N, stagers=T, cpu_threads=T, log=FILE, "
+                  "timeline=FILE";
     }
     if (bad == NULL && cfg.sms > 0 && !cfg.own)
         bad = "gpu_sms=N limits the step's own kernel: it needs gpu=own";
     if (bad == NULL && cfg.lead > 0 && !order_given)
         cfg.order_lead = 1; /* lead=L is order=lead's L: it selects that schedule */
+    if (bad == NULL && cfg.lead > 0 && cfg.order_blocks)
+        bad = "lead=L sets order=lead's lead panels: order=blocks has none";
     if (bad == NULL && cfg.lead > 1 && !cfg.order_lead)
         bad = "lead=L sets order=lead's lead panels: not with order=panels (which is L = 1)";
     if (bad != NULL)
@@ -975,7 +1006,9 @@ static const char *configure(int nparams, const char *const *params, char *desc,
     else
         snprintf(split, sizeof split, "%s", cfg.gpu ? "probed per shape" : "0 (no CUDA device: all on the CPU)");
     char lead[48];
-    if (!cfg.overlap || !cfg.order_lead)
+    if (cfg.order_blocks)
+        snprintf(lead, sizeof lead, "none (order=blocks)");
+    else if (!cfg.overlap || !cfg.order_lead)
         snprintf(lead, sizeof lead, "1 (%s)", cfg.overlap ? "order=panels" : "overlap=0: one stream");
     else if (cfg.lead > 0)
         snprintf(lead, sizeof lead, "%d (forced)", cfg.lead);
@@ -983,7 +1016,8 @@ static const char *configure(int nparams, const char *const *params, char *desc,
         snprintf(lead, sizeof lead, "from the measured rates (%d at first)", FIRST_LEAD);
     snprintf(desc, desclen, "gpu=%s split=%s panel=%s overlap=%d order=%s lead=%s pin=%s stagers=%d (%d with the CPU "
              "side idle) cpu_threads=%d", cfg.own ? "own" : "cublas", split, cfg.panel > 0 ? "forced" : "N/16 in 256..2048",
-             cfg.overlap, cfg.order_lead ? "lead" : "panels", lead, cfg.pin_register ? "register" : "stage",
+             cfg.overlap, cfg.order_blocks ? "blocks" : cfg.order_lead ? "lead" : "panels", lead,
+             cfg.pin_register ? "register" : "stage",
              cfg.stagers, cfg.stagers_alone, cfg.cpu_threads);
     if (cfg.sms > 0) {
         size_t used = strlen(desc);
