@@ -48,7 +48,7 @@ HF_SETTINGS=("--param order=lead" "--param order=panels" "--param lead=2" "--par
 HF_MODES="late:0 eager:0 skew:0 skew:1 skew:2 skew:1,2"
 HF_SHAPE_N=$(shape_count "$HF_SHAPES")
 HF_RUN_CHECKS=$(( $(wc -w <<<"$HF_MODES") * ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
-HF_OTHER_CHECKS=$(( 8 + 3 + 4 + 2 + 2 + 5 )) # L per setting; registration; refusals; bounds; turns.sh; planted bugs
+HF_OTHER_CHECKS=$(( 8 + 1 + 3 + 4 + 2 + 2 + 5 )) # L per setting; blocks' fallback; registration; refusals; bounds; turns.sh; planted bugs
 HF_GPU_CHECKS=$(( ${#HF_SETTINGS[@]} * ${#HF_LAYOUTS[@]} * HF_SHAPE_N ))
 
 # The reason the stand-in cannot run here, or nothing.
@@ -176,6 +176,17 @@ else
         [ "$got" = "$want" ] && pass "L = $want with ${args:-the default (order=panels)} (order=lead: 4 until rates are measured; a stand-in measures none)" ||
             fail "L with ${args:-the default}: want $want in every call, the log says '$got' ($(head -n 1 "$HF_TMP/err"))"
     done
+
+    # ---- order=blocks where A, B and C do not fit on the device (a stand-in of 1.5 MB; 16x4000x16 needs 1 MB,
+    # more than half of it): that call runs order=panels (L = 1), the calls around it blocks (L = 0), all right
+    small=$(hf_launcher small "$HF_BIN" late:0 FAKE_DEVICE_MEMORY=1500000)
+    rm -f "$HF_TMP/log.csv" "$HF_TMP/r.csv"
+    GEMM_NO_SETTLE=1 "$small" --sizes 7x5x3,16x4000x16,5x7x9,16x4000x16,7x5x3 --alpha -1.5 --beta 0.5 --reps 1 --warmup 0 \
+        --quiet --param order=blocks --param log="$HF_TMP/log.csv" --csv "$HF_TMP/r.csv" >/dev/null 2>"$HF_TMP/err"; rc=$?
+    got=$(cut -d, -f9 "$HF_TMP/log.csv" 2>/dev/null | uniq | paste -sd' ') # (a shape's calls in a row: one L)
+    [ "$rc" -eq 0 ] && [ "$got" = "0 1 0 1 0" ] && [ "$(tail -n +2 "$HF_TMP/r.csv" | grep -c ',PASS,')" -eq 5 ] &&
+        pass "order=blocks on a 1.5 MB stand-in: 16x4000x16 does not fit and runs order=panels between blocks calls (L $got), all right" ||
+        fail "order=blocks where it does not fit: exit $rc, L '$got' (want '0 1 0 1 0'): $(head -n 1 "$HF_TMP/err")"
 
     # ---- a registration that fails: every one (as over ulimit -l), or the second of the run (B's, after A's)
     for c in "fail:stage stage stage" "fail2:stage register register"; do

@@ -37,15 +37,17 @@ struct strip {
     int cols; /**< ... and how many */
 };
 
-/** 1 where the GPU side's A, B and C fit whole in LEAD_MEMORY_SHARE of the device memory free, the memory
- *  the step holds counted as free (it is given back for this call's buffers where they differ). */
+/** 1 where the GPU side's A, B and C fit whole in LEAD_MEMORY_SHARE of the device memory free. The panel
+ *  buffers the step holds count as free (they are given back for this call's), and so does its A where
+ *  this call needs a larger one (device_grow keeps an A that is large enough, and it then needs nothing). */
 static int blocks_fit(int m, int n, int k)
 {
     size_t free_bytes = 0, total = 0;
     cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-    const double held = sizeof(double) * ((double)g.a_len + (double)g.buffers * (double)(g.b_len + g.c_len));
-    const double need = sizeof(double) * ((double)m * k + (double)k * n + (double)m * n);
-    return need <= LEAD_MEMORY_SHARE * ((double)free_bytes + held);
+    const int a_held = g.a_len >= (size_t)m * k; /* dA stays as it is */
+    const double held = (double)g.buffers * (double)(g.b_len + g.c_len) + (a_held ? 0.0 : (double)g.a_len);
+    const double need = (a_held ? 0.0 : (double)m * k) + (double)k * n + (double)m * n;
+    return sizeof(double) * need <= LEAD_MEMORY_SHARE * ((double)free_bytes + sizeof(double) * held);
 }
 
 /** Waits for strip @p s in pinned slot @p o and copies it into the caller's C. */
@@ -78,7 +80,8 @@ static void strip_out(const struct plan *pl, struct strip s, int o, int piece)
 }
 
 /** The GPU side in blocks (order=blocks): the caller has sized dA (m x k), dB[0] (k x n) and dC[0] (m x n),
- *  and the pinned slots for a piece or a strip (width x the largest of m, n, k). */
+ *  and the pinned slots for a piece or a strip (width x the larger of m and k: a row strip never has more
+ *  columns than A has rows, as a row chunk comes in only while the panels in are no more than the chunks). */
 static void gpu_blocks(const struct plan *pl)
 {
     const int h = pl->width, row_chunks = (pl->m + h - 1) / h; /* A's rows in chunks as tall as a panel is wide */

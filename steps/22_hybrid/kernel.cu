@@ -653,7 +653,7 @@ static void gpu_part(int m, int n, int k, double alpha, const double *A, int lda
         device_panels(1, (size_t)k * n, (size_t)m * n);
         pl.in_place = cfg.pin_register && register_in_place(&pl);
         if (!pl.in_place)
-            pinned_slots((size_t)(m > n ? (m > k ? m : k) : (n > k ? n : k)) * width);
+            pinned_slots((size_t)(k > m ? k : m) * width); /* (blocks.h: no piece or strip is larger) */
         gpu_blocks(&pl);
         if (pl.in_place)
             unpin_when_done(&pl);
