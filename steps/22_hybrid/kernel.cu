@@ -526,14 +526,18 @@ static int lead_rule(int m, int n, int k, double beta, int width)
 }
 
 /** The most lead panels whose L + 1 buffers (a B and a C panel each) fit in LEAD_MEMORY_SHARE of the
- *  device memory free beside A; the memory the step holds counts as free (it is given back for this call's
- *  buffers where they differ). */
+ *  device memory free beside A; the panel buffers the step holds count as free (they are given back for this
+ *  call's where they differ), and so does its A where this call needs a larger one (device_grow keeps an A
+ *  that is large enough). */
 static int lead_fit(int m, int k, int width)
 {
     size_t free_bytes = 0, total = 0;
     cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-    const double held = sizeof(double) * ((double)g.a_len + (double)g.buffers * (double)(g.b_len + g.c_len));
-    const double a = sizeof(double) * (double)m * k, buffer = sizeof(double) * (double)width * ((double)k + m);
+    const int a_held = g.a_len >= (size_t)m * k; /* dA stays as it is */
+    const double held =
+        sizeof(double) * ((double)g.buffers * (double)(g.b_len + g.c_len) + (a_held ? 0.0 : (double)g.a_len));
+    const double a = a_held ? 0.0 : sizeof(double) * (double)m * k;
+    const double buffer = sizeof(double) * (double)width * ((double)k + m);
     const double fit = floor(LEAD_MEMORY_SHARE * ((double)free_bytes + held - a) / buffer) - 1.0;
     return fit < 1.0 ? 1 : (fit > (double)MAX_LEAD ? MAX_LEAD : (int)fit);
 }
