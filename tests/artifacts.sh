@@ -108,6 +108,22 @@ if [ -x build/step31 ]; then
 else
     not_run 3 "steps/31_stream_k's scripts on an sm_80 GPU: build/step31 is not built here (it needs nvcc)"
 fi
+# Steps 24-27 use nothing beyond sm_80 (cp.async, ldmatrix, mma.sync, mbarriers): they build for an A100
+# (make ARCH=sm_80), about 30 s on 2 cores; the full suite builds them (make test leaves it to it).
+if ! have_nvcc; then
+    not_run 1 "steps 24-27 built with ARCH=sm_80: no nvcc"
+elif [ -n "$QUICK" ]; then
+    not_run 1 "$QUICK_REASON"
+else
+    sm80=$TMP_ART/sm80
+    if make --no-print-directory -j"$(nproc)" ARCH=sm_80 BUILD="$sm80" "$sm80/step24" "$sm80/step25" "$sm80/step26" \
+            "$sm80/step27" >"$TMP_ART/sm80.log" 2>&1 &&
+       for s in 24 25 26 27; do strings "$sm80/step$s" | grep -q 'sm_80' && ! strings "$sm80/step$s" | grep -q 'sm_90'; done; then
+        pass "steps 24-27 build with make ARCH=sm_80, for sm_80 alone"
+    else
+        fail "steps 24-27 with make ARCH=sm_80: $(grep -m1 -iE 'error' "$TMP_ART/sm80.log")"
+    fi
+fi
 out=$(steps/31_stream_k/cycles.sh "$TMP_ART/cyc" 4096 1,,2 2>&1); rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
     pass "steps/31_stream_k/cycles.sh refuses a malformed list of K: exit 2, one line" ||
