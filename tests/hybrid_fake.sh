@@ -8,7 +8,8 @@
 # --param gpu=cublas. Over odd shapes (non-square, M, N and K multiples of nothing, a single column, K below
 # a panel), padded leading dimensions, alpha -1.5 beta 0.5 and beta 0 (C poisoned with NaN), 16-column
 # panels (many panels, many chunks of A): the schedules (order=panels, the default; order=lead, its rule's L
-# and forced ones, lead=L alone selecting it, a forced L beyond the panels), pin=stage and pin=register,
+# and forced ones, lead=L alone selecting it, a forced L beyond the panels; order=blocks, and where it does not
+# fit), pin=stage and pin=register,
 # overlap 0 and 1, the GPU side alone and a split with the CPU, in the stand-in's three timings (late: queued
 # work runs only when waited for; eager; skew: some streams late, the others eager: the copy-in, the
 # compute and the copy-out stream late in turn,
