@@ -18,10 +18,10 @@
  * the pieces in, while the copies grow with their number. order=panels (kernel.cu) brings A in by columns,
  * every panel needs all of it, and the SMs wait for A's last chunk.
  *
- * The price: the GPU side's A, B and C stay whole on the device (m k + k n + m n doubles; where they do not
- * fit in LEAD_MEMORY_SHARE of its free memory, the call runs order=panels), and a product is a strip of
- * blocks, a row (i, 0..j-1) or a column (0..i-1, j), whose sizes change as the square grows. With beta != 0
- * a panel's C comes in with its B: every block of panel j is computed after B(j) has landed.
+ * The price: the GPU side's A, B and C stay whole on the device (m k + k n + m n doubles; where B and C
+ * do not fit in LEAD_MEMORY_SHARE of the memory free beside A, the call runs order=panels), and a product
+ * is a strip of blocks, a row (i, 0..j-1) or a column (0..i-1, j), whose sizes change as the square grows.
+ * With beta != 0 a panel's C comes in with its B: every block of panel j is computed after B(j) has landed.
  *
  * Not self-contained: kernel.cu includes it after copy_out, for its plan, send, device_gemm, the events
  * and pinned slots of g, and the timeline's spans.
@@ -37,17 +37,11 @@ struct strip {
     int cols; /**< ... and how many */
 };
 
-/** 1 where the GPU side's A, B and C fit whole in LEAD_MEMORY_SHARE of the device memory free. The panel
- *  buffers the step holds count as free (they are given back for this call's), and so does its A where
- *  this call needs a larger one (device_grow keeps an A that is large enough, and it then needs nothing). */
+/** 1 where the GPU side's whole B and C fit in LEAD_MEMORY_SHARE of the device memory free beside A
+ *  (memory_beside_a), as order=lead's panel buffers must. */
 static int blocks_fit(int m, int n, int k)
 {
-    size_t free_bytes = 0, total = 0;
-    cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-    const int a_held = g.a_len >= (size_t)m * k; /* dA stays as it is */
-    const double held = (double)g.buffers * (double)(g.b_len + g.c_len) + (a_held ? 0.0 : (double)g.a_len);
-    const double need = (a_held ? 0.0 : (double)m * k) + (double)k * n + (double)m * n;
-    return sizeof(double) * need <= LEAD_MEMORY_SHARE * ((double)free_bytes + sizeof(double) * held);
+    return sizeof(double) * ((double)k * n + (double)m * n) <= LEAD_MEMORY_SHARE * memory_beside_a(m, k);
 }
 
 /** Waits for strip @p s in pinned slot @p o and copies it into the caller's C. */

@@ -488,6 +488,18 @@ static void copy_out(const struct plan *pl, int q)
     /* LAB-END */
 }
 
+/** Bytes of device memory this call's buffers may take beside an A of @p m x @p k: the memory free, plus the
+ *  panel buffers the step holds (they are given back for this call's where they differ), plus its A where
+ *  this call needs a larger one (device_grow keeps an A that is large enough), less this call's A. */
+static double memory_beside_a(int m, int k)
+{
+    size_t free_bytes = 0, total = 0;
+    cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+    const int a_held = g.a_len >= (size_t)m * k; /* dA stays as it is */
+    const double held = (double)g.buffers * (double)(g.b_len + g.c_len) + (a_held ? 0.0 : (double)g.a_len);
+    return (double)free_bytes + sizeof(double) * (held - (a_held ? 0.0 : (double)m * k));
+}
+
 #include "blocks.h" /* order=blocks */
 
 /* ------------------------------------------------------------------ the lead panels' count */
@@ -526,19 +538,11 @@ static int lead_rule(int m, int n, int k, double beta, int width)
 }
 
 /** The most lead panels whose L + 1 buffers (a B and a C panel each) fit in LEAD_MEMORY_SHARE of the
- *  device memory free beside A; the panel buffers the step holds count as free (they are given back for this
- *  call's where they differ), and so does its A where this call needs a larger one (device_grow keeps an A
- *  that is large enough). */
+ *  device memory free beside A (memory_beside_a). */
 static int lead_fit(int m, int k, int width)
 {
-    size_t free_bytes = 0, total = 0;
-    cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-    const int a_held = g.a_len >= (size_t)m * k; /* dA stays as it is */
-    const double held =
-        sizeof(double) * ((double)g.buffers * (double)(g.b_len + g.c_len) + (a_held ? 0.0 : (double)g.a_len));
-    const double a = a_held ? 0.0 : sizeof(double) * (double)m * k;
     const double buffer = sizeof(double) * (double)width * ((double)k + m);
-    const double fit = floor(LEAD_MEMORY_SHARE * ((double)free_bytes + held - a) / buffer) - 1.0;
+    const double fit = floor(LEAD_MEMORY_SHARE * memory_beside_a(m, k) / buffer) - 1.0;
     return fit < 1.0 ? 1 : (fit > (double)MAX_LEAD ? MAX_LEAD : (int)fit);
 }
 
