@@ -93,16 +93,18 @@ struct expected_plan {
 static const struct expected_plan plans[] = {
     {4096, 4096, 4096, 512, 0},     /* 116 tiles left over: runs of 57 of 64, 3 pieces: 57 + 2 x 4 = 65 > 48 */
     {8192, 8192, 8192, 1980, 66},   /* 68 tiles left: runs of 66 of 128, 3 pieces: 74 <= 96 */
-    {3072, 3072, 3072, 264, 9},     /* 24 tiles left: runs of 9 of 48, 6 pieces: 29 <= 36 */
+    {3072, 3072, 3072, 264, 16},    /* 24 tiles left: runs of 16 of 48 on 72 blocks, 3 pieces: 24 (9: 29) */
     {6144, 6144, 6144, 1152, 0},    /* 96 left: runs of 70 of 96, 3 pieces: 78 > 72 */
     {8192, 1024, 4096, 256, 0},     /* 124 left: runs of 61 of 64 */
     {1024, 8192, 4096, 256, 0},
     {4096, 4096, 256, 512, 0},      /* 4 slices a tile: runs of 4, nothing saved */
     {10000, 10000, 10000, 3160, 0}, /* 124 left: runs of 148 of 157 */
-    {1024, 1024, 1024, 32, 0},      /* one round of 32 tiles: runs of 4 of 16, 4 pieces: 16 > 12 */
+    {1024, 1024, 1024, 0, 8},       /* one round of 32 tiles: runs of 8 of 16 on 64 blocks: 12 (4: 16) */
     {1536, 1536, 1536, 72, 0},      /* 72 tiles: runs of 14 of 24, 3 pieces: 22 > 18 */
     {768, 768, 768, 18, 0},         /* 18 tiles: runs of 2 of 12, 6 pieces: 22 > 9 */
     {1024, 1024, 4096, 0, 16},      /* 32 tiles of 64 slices: runs of 16, 4 pieces: 28 <= 48 */
+    {1024, 1024, 16384, 0, 64},     /* 32 tiles of 256: runs of 64, a quarter of a tile each: 76 (63: 79) */
+    {512, 512, 4096, 0, 16},        /* 8 tiles of 64: runs of 16 on 32 blocks, 4 pieces: 28 (8: 36; 4: 64) */
     {8192, 8192, 1024, 2048, 0},    /* 68 left of 16 slices: runs of 9, 3 pieces: 17 > 12 */
 };
 
@@ -140,8 +142,22 @@ int main(void)
                 }
             }
     expect(taken > 0, "streamk=1 takes stream-K somewhere in the sweep of grids, tiles and slices");
-    /* one leftover tile on 132 SMs: dealt out it would be 64 pieces of one slice; the count keeps it whole */
-    expect(sk_plan_of(133, 64, sms).span == 0, "133 tiles of 64 slices: whole (runs of 1 slice would be 64 pieces)");
+    /* runs set by --param span=N (at least the least, less than a tile): every plan walked */
+    for (int n : {1, 3, 8, 16, 40, 63}) {
+        span = n;
+        for (int tiles : {5, 32, 133, 200})
+            for (int slices : {16, 64}) {
+                const sk_plan p = sk_plan_of(tiles, slices, sms);
+                char what[120];
+                snprintf(what, sizeof what, "span=%d: %d tiles of %d slices (span %d)", n, tiles, slices, p.span);
+                walk(tiles, 1, slices, grid_of(tiles, p, sms), p, what);
+            }
+    }
+    span = 0;
+    /* one leftover tile on 132 SMs: dealt out to every block it would be 64 pieces of one slice; the count
+     * takes four runs of 16 (16 + 3 x 4 = 28) */
+    expect(sk_plan_of(133, 64, sms).span == 16, "133 tiles of 64 slices: the last tile in four runs of 16 (runs of 1 "
+                                                "slice would be 64 pieces)");
     /* forced (streamk=2): 4096^3 by stream-K, and every small grid and shape walked */
     streamk = 2;
     const sk_plan forced = sk_plan_of(512, 64, sms);

@@ -1,11 +1,12 @@
 # Lesson 31: stream-K on the last round, and a cluster of two blocks (steps/31_stream_k/schedule.h, sk_plan_of,
 # work_k, first_block_of; steps/31_stream_k/kernel.cu, produce, hand_over, take_over). Drawn for a small
-# case that the default count (streamk=1) takes: 12 blocks, 17 tiles of 48 slices. The first 12 tiles (a
+# case that the default count (streamk=1) takes: 12 blocks, 17 tiles of 56 slices. The first 12 tiles (a
 # whole round) go one to a block; the slices of the last 5 tiles are laid end to end and dealt out in runs
-# of span = ceil(5 x 48 / 12) = 20, one per block; a run that crosses a tile boundary is two work items,
-# the later tile's piece first. A piece that does not end its tile hands its sums over (a slot in global
-# memory, then a flag released); the piece that ends the tile waits for the flags of the blocks from
-# first_block_of up to its own, adds their slots and writes the tile. Every plan, work item and count is
+# of span = ceil(5 x 56 / 12) = 24, one per block (24 + 2 x 4 = 32 of 56; runs of 28, a tile in two
+# pieces on 10 blocks, count 28 + 4 = 32 too, and the count keeps the shorter); a run that crosses a tile
+# boundary is two work items, the later tile's piece first. A piece that does not end its tile hands its
+# sums over (a slot in global memory, then a flag released); the piece that ends the tile waits for the
+# flags of the blocks from first_block_of up to its own, adds their slots and writes the tile. Every plan, work item and count is
 # computed here with the schedule's functions, ported; an addition is drawn as long as the count takes it
 # (HAND_OVER_SLICES = 4 slices), a hand-over's stores and an epilogue schematically. The 8192^3 figures under
 # the title come from the same functions.
@@ -21,14 +22,21 @@ function most_pieces(rest, slices, span,    r, n, most) {
     for (r = 0; r < rest; ++r) { n = int(((r + 1) * slices - 1) / span) - int(r * slices / span) + 1; most = max(most, n) }
     return most
 }
+# last_round REST SLICES SPAN: the count of the last round in slices (a run, then 4 for each piece the writer adds).
+function last_round(rest, slices, span) { return span + HAND_OVER_SLICES * (most_pieces(rest, slices, span) - 1) }
 # plan TILES SLICES GRID: sk_plan_of with streamk=1 (persistent, no clusters): sets WHOLE, SPAN, PIECES and
-# COUNT, the last round's time in slices (a run, then 4 slices for each piece the writer adds).
-function plan(tiles, slices, grid,    rest) {
+# COUNT: the runs the count picks, the shortest that give every block one or ceil(slices / p) for p pieces a tile.
+function plan(tiles, slices, grid,    rest, least, p, s) {
     WHOLE = tiles; SPAN = 0; rest = tiles % grid
     if (rest == 0) return
-    SPAN = ceil_div(rest * slices, grid)
-    if (SPAN >= slices) { SPAN = 0; return }
-    PIECES = most_pieces(rest, slices, SPAN); COUNT = SPAN + HAND_OVER_SLICES * (PIECES - 1)
+    least = ceil_div(rest * slices, grid)
+    if (least >= slices) return
+    SPAN = least; COUNT = last_round(rest, slices, least)
+    for (p = 1; ceil_div(slices, p) > least; ++p) {
+        s = ceil_div(slices, p)
+        if (s < slices && last_round(rest, slices, s) < COUNT) { SPAN = s; COUNT = last_round(rest, slices, s) }
+    }
+    PIECES = most_pieces(rest, slices, SPAN)
     if (COUNT > (1 - STREAMK_MARGIN) * slices) { SPAN = 0; return }
     WHOLE = tiles - rest
 }
@@ -59,18 +67,18 @@ function box(x, w, y, h, fill, label, size, color) {
 function tilefill(t) { return t < WHOLE ? (t % 2 ? "#b9d9c9" : "#d4eadc") : TC[(t - WHOLE) % 4] }
 
 BEGIN {
-    GRID = 12; TILES = 17; SLICES = 48; HAND_OVER_SLICES = 4; STREAMK_MARGIN = 0.25 # (schedule.h's)
+    GRID = 12; TILES = 17; SLICES = 56; HAND_OVER_SLICES = 4; STREAMK_MARGIN = 0.25 # (schedule.h's)
     split("#88ccee #ddcc77 #cc99bb #99bbdd", t, " "); for (i = 0; i < 4; ++i) TC[i] = t[i + 1]
     HAND = "#882255"; TAKE = "#332288"; EPI = "#ecd6e4"; WAITC = "#eeeeee"
     svg_begin(1000, 756, "Step 31: stream-K on the last round, and a cluster of two blocks sharing B's tile by multicast")
     plan(64 * 32, 128, 132)
     text(500, 24, "Step 31: the last round by stream-K, its slices dealt evenly to every block; and clusters of two blocks sharing B", 14, "middle")
-    text(500, 44, "8192³ on 132 SMs: " int(WHOLE / 132) " whole rounds of 128-slice tiles, " 2048 - WHOLE " tiles left in runs of " SPAN ": the last round " SPAN " + " PIECES - 1 " x " HAND_OVER_SLICES " = " COUNT " of 128. Drawn: 12 blocks, 17 tiles of 48 slices", 11, "middle", "#555555")
+    text(500, 44, "8192³ on 132 SMs: " int(WHOLE / 132) " whole rounds of 128-slice tiles, " 2048 - WHOLE " tiles left in runs of " SPAN ": the last round " SPAN " + " PIECES - 1 " x " HAND_OVER_SLICES " = " COUNT " of 128. Drawn: 12 blocks, 17 tiles of " SLICES " slices", 11, "middle", "#555555")
     plan(TILES, SLICES, GRID)
     STREAMED = TILES - WHOLE; ROUNDS = int(WHOLE / GRID)
 
     # ---- the last round's slices laid end to end, and the runs
-    SW = 2.4; SX = 176; SY = 92
+    SW = 2.0; SX = 176; SY = 92
     text(20, SY - 14 + 4, "the last round's slices,", 11.5, "start")
     text(20, SY + 2 + 4, "end to end", 11.5, "start")
     for (r = 0; r < STREAMED; ++r) {
@@ -86,7 +94,7 @@ BEGIN {
     text(SX + STREAMED * SLICES * SW + 12, SY + 8, "of ceil(" STREAMED * SLICES " / " GRID ") = " SPAN ", one per block", 10.5, "start", "#333333")
 
     # ---- the blocks' timelines: the whole rounds, then their items of the last round
-    U = 5; HO = 10; TO = HAND_OVER_SLICES * U; EP = 14; RH = 21; Y = 150 # px per slice, hand-over, one addition, epilogue
+    U = 4; HO = 10; TO = HAND_OVER_SLICES * U; EP = 14; RH = 21; Y = 150 # px per slice, hand-over, one addition, epilogue
     XW = 90; XS = XW + ROUNDS * (SLICES * U + EP) + 10           # whole rounds, then the stream-K round
     text(XW, Y - 10, "whole tiles: tile b", 10.5, "start", "#333333")
     text(XS, Y - 10, "the last round by stream-K (each block's later piece first)", 10.5, "start", "#333333")

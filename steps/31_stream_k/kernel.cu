@@ -5,11 +5,12 @@
  *
  * What changes from step 30:
  *
- *  - Stream-K on the last round (`streamk=1`, where it saves enough of a round; `2` always, `0` never): the
- *    tiles that do not make a whole round are dealt out by slices of K (schedule.h), so that every block ends
- *    at about the same time; a block that holds an earlier part of a tile hands its sums to the block that
- *    holds the tile's last slice, through a slot in global memory and a flag (hand_over, take_over). A block
- *    may wait for another, so the grid is launched cooperative: every block resident at once.
+ *  - Stream-K on the last round (`streamk=1`, where it saves enough of a round, in runs the count picks; `2`
+ *    always; `0` never; `span=N`: runs of N slices): the tiles that do not make a whole round are dealt out
+ *    by slices of K (schedule.h), so that every block ends at about the same time; a block that holds an
+ *    earlier part of a tile hands its sums to the block that holds the tile's last slice, through a slot in
+ *    global memory and a flag (hand_over, take_over). A block may wait for another, so the grid is launched
+ *    cooperative: every block resident at once.
  *  - Clusters (`cluster=2`, off by default): two blocks on two tiles one above the other share B's tile;
  *    each loads half of it and multicasts it to both, and a stage is refilled only when the consumers of
  *    both blocks have released it (remote arrivals, released at CTA scope: hopper.h says why). No stream-K
@@ -19,7 +20,7 @@
  * the TMA store only where C allows it).
  *
  * `--param persistent=0|1` (1), `setmaxnreg=0|1` (1), `stages=2..4` (4), `group=1|4|8|16` (8),
- * `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1).
+ * `epilogue=0|1|2` (2), `cluster=1|2` (1), `streamk=0|1|2` (1), `span=0..MAX_SPAN` (0: the count's).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ static int persistent = 1, realloc_regs = 1;              /* --param persistent=
 static int epilogue = 2; /* --param epilogue=: 0 direct, 1 staged with 16-byte stores, 2 staged and stored by TMA */
 static int cluster = 1;  /* --param cluster=: blocks per cluster, 1 or 2 (B's tile multicast to both) */
 static int streamk = 1; /* --param streamk=: 0 never, 1 where it saves enough of a round (sk_plan_of), 2 always */
+static int span = 0;    /* --param span=: stream-K's runs, in slices; 0: the count's choice (sk_plan_of) */
 
 /** Tiles of size t along n elements (the last one partial). */
 __device__ int tiles_along(int n, int t) { return (n + t - 1) / t; }
@@ -89,6 +91,7 @@ __host__ __device__ void tile_of(int index, int tiles_m, int tiles_n, int group_
 }
 
 enum { MAX_CLUSTER = 2, BOTH = 0x3 /* the multicast mask of a cluster of two */ };
+enum { MAX_SPAN = 1 << 24 /* --param span's largest value (a run longer than a tile is cut to a tile less a slice) */ };
 
 /* the schedule: each block's work items (whole tiles, stream-K's pieces of tiles, or with clusters pairs of
  * tiles), in a file of its own; it calls tile_of */
@@ -631,7 +634,8 @@ static const char *epilogue_words(void)
     }
 }
 
-/** --param persistent=0|1 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2 cluster=1|2 streamk=0|1|2. */
+/** --param persistent=0|1 setmaxnreg=0|1 stages=2..4 group=1|4|8|16 epilogue=0|1|2 cluster=1|2 streamk=0|1|2
+ *  span=0..MAX_SPAN. */
 static const char *configure(int nparams, const char *const *params, char *desc, unsigned desclen)
 {
     const char *bad = NULL;
@@ -642,17 +646,18 @@ static const char *configure(int nparams, const char *const *params, char *desc,
             !step_param_int(params[t], "group", 1, 16, &group, &bad) &&
             !step_param_int(params[t], "epilogue", 0, EPI_TMA, &epilogue, &bad) &&
             !step_param_int(params[t], "cluster", 1, 2, &cluster, &bad) &&
-            !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad))
+            !step_param_int(params[t], "streamk", 0, 2, &streamk, &bad) &&
+            !step_param_int(params[t], "span", 0, MAX_SPAN, &span, &bad))
             bad = "this step takes --param persistent=0|1, setmaxnreg=0|1, stages=2|3|4, group=1|4|8|16, "
-                  "epilogue=0|1|2, cluster=1|2, streamk=0|1|2";
+                  "epilogue=0|1|2, cluster=1|2, streamk=0|1|2, span=0|4|16";
     if (bad == NULL && group != 1 && group != 4 && group != 8 && group != 16)
         bad = "--param group takes 1, 4, 8 or 16";
     if (bad != NULL)
         return bad;
     const int bytes = stages * STAGE + (epilogue != EPI_DIRECT ? CONSUMERS * STAGING : 0) + ALIGN_SLACK;
-    snprintf(desc, desclen, "persistent=%d setmaxnreg=%d stages=%d group=%d cluster=%d streamk=%d%s epilogue=%d (%s; "
+    snprintf(desc, desclen, "persistent=%d setmaxnreg=%d stages=%d group=%d cluster=%d streamk=%d span=%d%s epilogue=%d (%s; "
              "%d KB of shared memory); block tile %dx%dx%d, a producer and two consumer warpgroups", persistent,
-             realloc_regs, stages, group, cluster, streamk,
+             realloc_regs, stages, group, cluster, streamk, span,
              streamk != 0 && (cluster != 1 || !persistent) ? " (off: it needs persistent=1 cluster=1)" : "", epilogue,
              epilogue_words(), bytes / 1024, BM, BN, BK);
     return NULL;

@@ -6,7 +6,7 @@
  * code, and the plan and the grid are the host's: tests/test_schedule31.cu walks them on the host.
  *
  * Not self-contained: the kernel includes it after tile_of (step 26's grouped order), which it calls, and
- * the settings it reads (streamk, cluster, persistent).
+ * the settings it reads (streamk, span, cluster, persistent).
  */
 #ifndef STEP31_SCHEDULE_H
 #define STEP31_SCHEDULE_H
@@ -120,22 +120,43 @@ static int most_pieces(int rest, int slices, int span)
  *  blocks, 64 pieces of one slice, would take 1 + 63 x 4: kept whole. */
 static const double HAND_OVER_SLICES = 4.0, STREAMK_MARGIN = 0.25;
 
+/** The count of the last round in runs of @p span slices over @p rest tiles of @p slices slices. */
+static double last_round(int rest, int slices, int span)
+{
+    return span + HAND_OVER_SLICES * (most_pieces(rest, slices, span) - 1);
+}
+
 /** The stream-K plan of @p tiles tiles of @p slices slices on a grid of @p grid blocks: the whole rounds
- *  as they are, the last round's slices dealt out evenly; or every tile whole (span 0) where the setting,
- *  the schedule (clusters, or no persistence) or the count says no. */
+ *  as they are, the last round's slices dealt out in runs; or every tile whole (span 0) where the setting,
+ *  the schedule (clusters, or no persistence) or the count says no.
+ *  The runs: the shortest that cover the last round with one run a block (every block takes part), or a
+ *  longer one that cuts each tile in fewer pieces, ceil(slices / p) for p pieces, on fewer blocks; the count
+ *  picks the least last round among them (streamk=1), streamk=2 the shortest, span=N runs of N slices. Runs of
+ *  a whole number of pieces a tile also keep each block on one tile: runs of 63 slices over tiles of 256
+ *  put a boundary in most runs, and a block that crosses one computes two pieces, the ring started twice. */
 static sk_plan sk_plan_of(int tiles, int slices, int grid)
 {
     sk_plan plan = {tiles, 0};
     const int rest = tiles % grid;
     if (streamk == 0 || cluster != 1 || !persistent || rest == 0)
         return plan;
-    const int span = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
-    if (span >= slices)
+    const int least = (int)(((long long)rest * slices + grid - 1) / grid); /* <= slices, as rest < grid */
+    if (least >= slices)
         return plan;
-    const double streamed = span + HAND_OVER_SLICES * (most_pieces(rest, slices, span) - 1); /* the last round */
-    if (streamk == 1 && streamed > (1.0 - STREAMK_MARGIN) * slices)
-        return plan;
-    plan.whole = tiles - rest, plan.span = span;
+    int run = least;
+    if (span > 0) {
+        run = span < least ? least : span >= slices ? slices - 1 : span;
+    } else if (streamk == 1) {
+        double best = last_round(rest, slices, least);
+        for (int p = 1; (slices + p - 1) / p > least; ++p) { /* runs of p pieces a tile, longer than the least */
+            const int s = (slices + p - 1) / p;
+            if (s < slices && last_round(rest, slices, s) < best)
+                best = last_round(rest, slices, s), run = s;
+        }
+        if (best > (1.0 - STREAMK_MARGIN) * slices)
+            return plan;
+    }
+    plan.whole = tiles - rest, plan.span = run;
     return plan;
 }
 
