@@ -132,8 +132,9 @@ static double last_round(int rest, int slices, int span)
  *  The runs: the shortest that cover the last round with one run a block (every block takes part), or a
  *  longer one that cuts each tile in fewer pieces, ceil(slices / p) for p pieces, on fewer blocks; the count
  *  picks the least last round among them (streamk=1), streamk=2 the shortest, span=N runs of N slices. Runs of
- *  a whole number of pieces a tile also keep each block on one tile: runs of 63 slices over tiles of 256
- *  put a boundary in most runs, and a block that crosses one computes two pieces, the ring started twice. */
+ *  a whole number of pieces a tile also keep each block on one tile: runs of 63 slices over 32 tiles of 256
+ *  put a boundary in 31 of the 131 runs, and a block that crosses one computes two pieces, the ring started
+ *  twice, at the end of the round. */
 static sk_plan sk_plan_of(int tiles, int slices, int grid)
 {
     sk_plan plan = {tiles, 0};
